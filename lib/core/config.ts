@@ -1,0 +1,127 @@
+import type pg from 'pg';
+import { InvalidOptionError } from './errors.js';
+import type { QueueLogger } from './types.js';
+import { int, noUnknownKeys, optBool, optInt, record } from './validate.js';
+
+/** How the queue reaches PostgreSQL and how it behaves; see README "Options" for each default. */
+export interface QueueModuleOptions {
+  /** A PostgreSQL URL; the queue creates and closes its own pool. */
+  connectionString?: string;
+  /** An existing pool; the queue uses it and never closes it. */
+  pool?: pg.Pool;
+  /** A Drizzle node-postgres database; its pool is used and never closed. */
+  db?: object;
+  /** Schema that holds the queue's tables (default `pgqueue`). */
+  schema?: string;
+  /** Install or upgrade the tables at start (default true). */
+  migrate?: boolean;
+  /** Run `@QueueHandler` loops in this instance (default true). */
+  workers?: boolean;
+  /** Take part in maintenance (default true). */
+  supervise?: boolean;
+  /** Wake idle workers with LISTEN/NOTIFY; polling stays as the fallback (default true). */
+  useListenNotify?: boolean;
+  /** Seconds between monitor passes (default 60). */
+  monitorIntervalSeconds?: number;
+  /** Seconds between maintenance passes (default 60). */
+  maintenanceIntervalSeconds?: number;
+  /** How long shutdown waits for in-flight handlers, in ms (default 30000). */
+  shutdownTimeoutMs?: number;
+  /** Keep a time series of monitor passes (default false). */
+  persistQueueStats?: boolean;
+  /** Largest accepted `data`, serialised, in bytes (default 1048576). */
+  maxPayloadBytes?: number;
+  /** Connections in the pool the queue creates from `connectionString` (default 10). */
+  poolSize?: number;
+  /** Where the engine logs; Nest's Logger by default inside Nest, the console otherwise. */
+  logger?: QueueLogger;
+}
+
+/** The resolved configuration: every option present, validated, frozen. */
+export interface ResolvedConfig {
+  readonly connectionString: string | null;
+  readonly pool: pg.Pool | null;
+  readonly db: object | null;
+  readonly schema: string;
+  /** The schema name quoted as an identifier, ready to prefix table names. */
+  readonly schemaIdent: string;
+  /** The LISTEN/NOTIFY channel of this schema. */
+  readonly channel: string;
+  readonly migrate: boolean;
+  readonly workers: boolean;
+  readonly supervise: boolean;
+  readonly useListenNotify: boolean;
+  readonly monitorIntervalSeconds: number;
+  readonly maintenanceIntervalSeconds: number;
+  readonly shutdownTimeoutMs: number;
+  readonly persistQueueStats: boolean;
+  readonly maxPayloadBytes: number;
+  readonly poolSize: number;
+  readonly logger: QueueLogger | null;
+}
+
+const KNOWN = new Set([
+  'connectionString',
+  'pool',
+  'db',
+  'schema',
+  'migrate',
+  'workers',
+  'supervise',
+  'useListenNotify',
+  'monitorIntervalSeconds',
+  'maintenanceIntervalSeconds',
+  'shutdownTimeoutMs',
+  'persistQueueStats',
+  'maxPayloadBytes',
+  'poolSize',
+  'logger',
+]);
+
+/** Schema names are spliced into SQL as identifiers, so only this shape is accepted (and the channel name must fit 63 bytes). */
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,49}$/;
+
+/** Parses module options once, at the edge: `forRoot`, `forRootAsync` and plain scripts all call this. */
+export function resolveConfig(input: unknown): ResolvedConfig {
+  const o = record('QueueModuleOptions', input) as QueueModuleOptions & Record<string, unknown>;
+  noUnknownKeys('QueueModuleOptions', o, KNOWN);
+  const given = (['connectionString', 'pool', 'db'] as const).filter((k) => o[k] !== undefined && o[k] !== null);
+  if (given.length !== 1) {
+    throw new InvalidOptionError('connectionString/pool/db', 'exactly one way to reach PostgreSQL', given.length ? given.join(' and ') : 'none');
+  }
+  if (o.connectionString !== undefined && (typeof o.connectionString !== 'string' || o.connectionString.length === 0)) {
+    throw new InvalidOptionError('connectionString', 'a non-empty PostgreSQL URL', o.connectionString);
+  }
+  if (o.pool !== undefined && (typeof o.pool !== 'object' || typeof (o.pool as { query?: unknown }).query !== 'function')) {
+    throw new InvalidOptionError('pool', 'a pg.Pool', o.pool);
+  }
+  if (o.db !== undefined && (typeof o.db !== 'object' || !('$client' in (o.db as object)))) {
+    throw new InvalidOptionError('db', 'a Drizzle node-postgres database (with $client)', o.db);
+  }
+  const schema = o.schema ?? 'pgqueue';
+  if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
+    throw new InvalidOptionError('schema', 'a lower-case identifier of 1 to 50 characters from [a-z0-9_], not starting with a digit', schema);
+  }
+  if (o.logger !== undefined && (typeof o.logger !== 'object' || typeof o.logger.error !== 'function')) {
+    throw new InvalidOptionError('logger', 'an object with log, warn and error methods', o.logger);
+  }
+  return Object.freeze({
+    connectionString: o.connectionString ?? null,
+    pool: o.pool ?? null,
+    db: o.db ?? null,
+    schema,
+    schemaIdent: `"${schema}"`,
+    channel: `pgqueue_${schema}`,
+    migrate: optBool('migrate', o.migrate) ?? true,
+    workers: optBool('workers', o.workers) ?? true,
+    supervise: optBool('supervise', o.supervise) ?? true,
+    useListenNotify: optBool('useListenNotify', o.useListenNotify) ?? true,
+    monitorIntervalSeconds: optInt('monitorIntervalSeconds', o.monitorIntervalSeconds, 1, 86_400) ?? 60,
+    maintenanceIntervalSeconds: optInt('maintenanceIntervalSeconds', o.maintenanceIntervalSeconds, 1, 86_400) ?? 60,
+    shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,
+    persistQueueStats: optBool('persistQueueStats', o.persistQueueStats) ?? false,
+    maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),
+    poolSize: optInt('poolSize', o.poolSize, 1, 1000) ?? 10,
+    logger: o.logger ?? null,
+  });
+}

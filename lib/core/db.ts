@@ -1,0 +1,63 @@
+import type pg from 'pg';
+import { InvalidOptionError } from './errors.js';
+
+/** Runs one parameterised statement and returns its rows. */
+export interface Executor {
+  query<R = Record<string, unknown>>(text: string, values?: unknown[], name?: string): Promise<R[]>;
+}
+
+/** Anything with node-postgres' `query(config)`: a Pool, a Client, a PoolClient. */
+interface PgQueryable {
+  query(config: pg.QueryConfig): Promise<pg.QueryResult>;
+}
+
+/** An executor over a pg Pool or client; `name` turns the statement into a prepared one per connection. */
+export function pgExecutor(target: PgQueryable): Executor {
+  return {
+    async query<R>(text: string, values: unknown[] = [], name?: string) {
+      const result = await target.query(name ? { name, text, values } : { text, values });
+      return result.rows as R[];
+    },
+  };
+}
+
+interface DrizzleLike {
+  execute(query: unknown): Promise<unknown>;
+}
+
+type SqlTag = ((strings: TemplateStringsArray, ...params: unknown[]) => unknown) & { param(value: unknown): unknown };
+let sqlTag: Promise<SqlTag> | null = null;
+
+/**
+ * An executor over a Drizzle database or transaction: the statement is rebuilt as Drizzle SQL with each
+ * value bound as a parameter (never spliced), so it runs on whatever connection the transaction holds.
+ */
+function drizzleExecutor(db: DrizzleLike): Executor {
+  return {
+    async query<R>(text: string, values: unknown[] = []) {
+      sqlTag ??= import('drizzle-orm').then((m) => m.sql as unknown as SqlTag);
+      const sql = await sqlTag;
+      const parts = text.split(/\$(\d+)/);
+      const strings: string[] = [];
+      const params: unknown[] = [];
+      parts.forEach((part, i) => (i % 2 === 0 ? strings.push(part) : params.push(sql.param(values[Number(part) - 1]))));
+      const template = Object.assign([...strings], { raw: [...strings] }) as unknown as TemplateStringsArray;
+      const result = await db.execute(sql(template, ...params));
+      return (Array.isArray(result) ? result : (result as { rows: R[] }).rows) as R[];
+    },
+  };
+}
+
+/** Resolves the `db` option of `send`/`insert` into an executor bound to the caller's transaction. */
+export function callerExecutor(db: unknown, field = 'options.db'): Executor {
+  if (db && typeof db === 'object') {
+    if (typeof (db as PgQueryable).query === 'function') return pgExecutor(db as PgQueryable);
+    if (typeof (db as DrizzleLike).execute === 'function') return drizzleExecutor(db as DrizzleLike);
+  }
+  throw new InvalidOptionError(field, 'a Drizzle database or transaction, or a pg Client/PoolClient', db);
+}
+
+/** The pool behind a Drizzle node-postgres database (`$client`). */
+export function drizzlePool(db: object): pg.Pool {
+  return (db as { $client: pg.Pool }).$client;
+}

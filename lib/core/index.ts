@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './types.js';
+export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
+export { PgQueue, type ChangeResult, type FetchOptions } from './pg-queue.js';
+export { migrate, LATEST_VERSION, type MigrationResult } from './migrate.js';
+export { QUEUE_DEFAULTS } from './options.js';

@@ -1,0 +1,84 @@
+import pg from 'pg';
+import { listen } from './sql/notify.js';
+import type { QueueLogger } from './types.js';
+
+/**
+ * Holds one dedicated connection that LISTENs on the schema's channel and hands each notified queue name
+ * to `onQueue`. The connection is re-opened with backoff when it drops; after each (re)connect
+ * `onConnected` runs, because notifications sent while it was down are gone and loops must look.
+ */
+export class Notifier {
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelayMs = 0;
+  private opening: Promise<void> | null = null;
+
+  constructor(
+    private readonly clientConfig: pg.ClientConfig,
+    private readonly channel: string,
+    private readonly onQueue: (queue: string) => void,
+    private readonly onConnected: () => void,
+    private readonly log: QueueLogger,
+  ) {}
+
+  /** Opens the connection; resolves once LISTEN is in place (or throws if the first attempt fails). */
+  start(): Promise<void> {
+    this.opening ??= this.open();
+    return this.opening;
+  }
+
+  private async open(): Promise<void> {
+    const client = new pg.Client(this.clientConfig);
+    client.on('notification', (msg) => {
+      if (msg.channel === this.channel && msg.payload) this.onQueue(msg.payload);
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, null));
+    await client.connect();
+    try {
+      await client.query(listen(this.channel));
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.retryDelayMs = 0;
+    this.onConnected();
+  }
+
+  private lost(client: pg.Client, err: Error | null): void {
+    if (this.client !== client || this.stopped) return;
+    this.client = null;
+    client.end().catch(() => undefined);
+    this.log.warn(`LISTEN connection lost${err ? `: ${err.message}` : ''}; reconnecting (polling continues meanwhile)`);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped || this.retryTimer) return;
+    this.retryDelayMs = Math.min(Math.max(this.retryDelayMs * 2, 100), 5000);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.open().catch((err: Error) => {
+        this.log.warn(`LISTEN reconnect failed: ${err.message}`);
+        this.scheduleReconnect();
+      });
+    }, this.retryDelayMs);
+  }
+
+  /** Closes the connection and cancels any pending reconnect. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    await this.opening?.catch(() => undefined);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+}

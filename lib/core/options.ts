@@ -1,0 +1,172 @@
+import { InvalidOptionError } from './errors.js';
+import { QUEUE_POLICIES, type JobDefaults, type QueueOptions, type QueuePolicy, type SendOptions, type WorkOptions } from './types.js';
+import { MAX_SECONDS, int, noUnknownKeys, nullableInt, oneOf, optBool, optInt, optKey, queueName, record } from './validate.js';
+
+/** Defaults of a queue's settings, in one place; a column default in the migration mirrors each. */
+export const QUEUE_DEFAULTS = Object.freeze({
+  policy: 'standard' as QueuePolicy,
+  retryLimit: 2,
+  retryDelay: 0,
+  retryBackoff: false,
+  retryDelayMax: null,
+  expireInSeconds: 900,
+  heartbeatSeconds: null,
+  deleteAfterSeconds: 7 * 24 * 3600,
+  retentionSeconds: 14 * 24 * 3600,
+  notify: true,
+});
+
+/** Job defaults after validation: `undefined` means "inherit". */
+export interface ParsedJobDefaults {
+  retryLimit?: number;
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  retryDelayMax?: number | null;
+  expireInSeconds?: number;
+  heartbeatSeconds?: number | null;
+  deleteAfterSeconds?: number;
+  retentionSeconds?: number;
+}
+
+const JOB_DEFAULT_KEYS = [
+  'retryLimit',
+  'retryDelay',
+  'retryBackoff',
+  'retryDelayMax',
+  'expireInSeconds',
+  'heartbeatSeconds',
+  'deleteAfterSeconds',
+  'retentionSeconds',
+] as const;
+
+function parseJobDefaults(prefix: string, o: Record<string, unknown>): ParsedJobDefaults {
+  return {
+    retryLimit: optInt(`${prefix}retryLimit`, o.retryLimit, 0, 1_000_000),
+    retryDelay: optInt(`${prefix}retryDelay`, o.retryDelay, 0, MAX_SECONDS),
+    retryBackoff: optBool(`${prefix}retryBackoff`, o.retryBackoff),
+    retryDelayMax: nullableInt(`${prefix}retryDelayMax`, o.retryDelayMax, 0, MAX_SECONDS),
+    expireInSeconds: optInt(`${prefix}expireInSeconds`, o.expireInSeconds, 1, 86_400),
+    heartbeatSeconds: nullableInt(`${prefix}heartbeatSeconds`, o.heartbeatSeconds, 1, 86_400),
+    deleteAfterSeconds: optInt(`${prefix}deleteAfterSeconds`, o.deleteAfterSeconds, 0, MAX_SECONDS),
+    retentionSeconds: optInt(`${prefix}retentionSeconds`, o.retentionSeconds, 1, MAX_SECONDS),
+  };
+}
+
+/** Queue settings after validation; `undefined` fields were not given. */
+export interface ParsedQueueOptions extends ParsedJobDefaults {
+  policy?: QueuePolicy;
+  partition?: boolean;
+  deadLetter?: string | null;
+  warningQueueSize?: number | null;
+  notify?: boolean;
+}
+
+const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', ...JOB_DEFAULT_KEYS]);
+const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds']);
+
+/** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
+export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
+  const o = record(field, value);
+  noUnknownKeys(field, o, allowWorkKeys ? new Set([...QUEUE_KEYS, ...WORK_KEYS]) : QUEUE_KEYS);
+  const p = `${field}.`;
+  const parsed: ParsedQueueOptions = {
+    ...parseJobDefaults(p, o),
+    policy: o.policy === undefined ? undefined : oneOf(`${p}policy`, o.policy, QUEUE_POLICIES),
+    partition: optBool(`${p}partition`, o.partition),
+    deadLetter: o.deadLetter === null ? null : o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
+    warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
+    notify: optBool(`${p}notify`, o.notify),
+  };
+  if (parsed.policy !== undefined && parsed.policy !== 'standard') {
+    // The policy is fixed at creation, so storing one the claim does not enforce would mislead for good.
+    throw new InvalidOptionError(`${p}policy`, '"standard" (the only policy this version enforces)', parsed.policy);
+  }
+  if (parsed.partition === true) {
+    throw new InvalidOptionError(`${p}partition`, 'false (dedicated partitions are not supported by this version)', true);
+  }
+  return parsed;
+}
+
+/** A send's options after validation, in the shape the insert statement binds. */
+export interface ParsedSendOptions extends ParsedJobDefaults {
+  priority?: number;
+  startAt?: Date;
+  startIn?: number;
+  singletonKey?: string;
+  deadLetter?: string;
+}
+
+const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
+
+/** Validates `send` options, or one job of `insert` (then `field` names its index). */
+export function parseSendOptions(value: unknown, field = 'options'): ParsedSendOptions {
+  const o = record(field, value);
+  noUnknownKeys(field, o, SEND_KEYS);
+  const p = `${field}.`;
+  const parsed: ParsedSendOptions = {
+    ...parseJobDefaults(p, o),
+    priority: optInt(`${p}priority`, o.priority, -2_147_483_648),
+    singletonKey: optKey(`${p}singletonKey`, o.singletonKey),
+    deadLetter: o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
+  };
+  Object.assign(parsed, parseStartAfter(`${p}startAfter`, o.startAfter));
+  return parsed;
+}
+
+/** `startAfter` as either an absolute time or seconds from the database's now. */
+export function parseStartAfter(field: string, value: unknown): { startAt?: Date; startIn?: number } {
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'number') return { startIn: int(field, value, 0, MAX_SECONDS) };
+  const expected = 'a Date, an ISO-8601 date-time string, or whole seconds from now (0 to 315360000)';
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new InvalidOptionError(field, expected, value);
+    return { startAt: value };
+  }
+  if (typeof value === 'string' && ISO_8601.test(value.trim())) {
+    const at = new Date(value.trim());
+    if (!Number.isNaN(at.getTime())) return { startAt: at };
+  }
+  throw new InvalidOptionError(field, expected, value);
+}
+
+/** Worker loop options after defaults. */
+export interface ParsedWorkOptions {
+  concurrency: number;
+  batchSize: number;
+  pollingIntervalSeconds: number;
+}
+
+/** Validates `work`/`@QueueHandler` loop options. */
+export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkOptions {
+  const o = record(field, value) as WorkOptions;
+  const concurrency = optInt(`${field}.concurrency`, o.concurrency, 1, 10_000) ?? 1;
+  return {
+    concurrency,
+    batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? concurrency,
+    pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
+  };
+}
+
+function pollInterval(field: string, value: unknown): number {
+  if (value === undefined) return 2;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0.05 || value > 3600) {
+    throw new InvalidOptionError(field, 'a number of seconds from 0.05 to 3600', value);
+  }
+  return value;
+}
+
+/** The job-default keys present in options, for comparing an existing queue with a `createQueue` call. */
+export function jobDefaultKeys(): readonly (keyof JobDefaults)[] {
+  return JOB_DEFAULT_KEYS;
+}
+
+/** Picks only the queue options out of a `@QueueHandler` options object. */
+export function splitHandlerOptions(options: Record<string, unknown>): { queue: Record<string, unknown>; work: Record<string, unknown> } {
+  const queue: Record<string, unknown> = {};
+  const work: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) (WORK_KEYS.has(k) ? work : queue)[k] = v;
+  return { queue, work };
+}
+
+export type { QueueOptions, SendOptions };

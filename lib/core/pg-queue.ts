@@ -1,0 +1,455 @@
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
+import { callerExecutor, drizzlePool, pgExecutor, type Executor } from './db.js';
+import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
+import { migrate, type MigrationResult } from './migrate.js';
+import { Notifier } from './notifier.js';
+import {
+  parseQueueOptions,
+  parseSendOptions,
+  parseWorkOptions,
+  QUEUE_DEFAULTS,
+  type ParsedQueueOptions,
+  type ParsedSendOptions,
+} from './options.js';
+import { buildStatements, preparedName, type Statements } from './sql/index.js';
+import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, SendOptions, WorkOptions } from './types.js';
+import { int, queueName, record, toJson } from './validate.js';
+import { claimJobs, describeFailure, newWorkerId, toJob, Worker, type WorkerContext } from './worker.js';
+import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
+
+/** How many rows a job-control call asked for and how many it changed. */
+export interface ChangeResult {
+  requested: number;
+  updated: number;
+  /** The ids that were changed. */
+  ids: string[];
+}
+
+/** Options of `fetch`. */
+export interface FetchOptions {
+  batchSize?: number;
+  minPriority?: number;
+  maxPriority?: number;
+}
+
+const consoleLogger: QueueLogger = {
+  log: (m) => console.log(`[pgqueue] ${m}`),
+  warn: (m) => console.warn(`[pgqueue] ${m}`),
+  error: (m, stack) => console.error(`[pgqueue] ${m}${stack ? `\n${stack}` : ''}`),
+};
+
+const ID_PATTERN = /^[1-9]\d{0,18}$/;
+
+/**
+ * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
+ * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
+ * handler's throw) and `warning`; with no listener these go to the logger.
+ */
+export class PgQueue extends EventEmitter {
+  readonly config: ResolvedConfig;
+  protected readonly log: QueueLogger;
+  private readonly statements: Statements;
+  private pool: pg.Pool | null = null;
+  private exec: Executor | null = null;
+  private starting: Promise<void> | null = null;
+  private closed = false;
+  private notifier: Notifier | null = null;
+  private readonly workers = new Map<string, Worker>();
+  /** Holder id of jobs claimed by `fetch` (settled by hand). */
+  readonly fetcherId = newWorkerId();
+  /** What the installer did at start (null when `migrate` is off or before start). */
+  migration: MigrationResult | null = null;
+
+  constructor(options: QueueModuleOptions | ResolvedConfig, logger?: QueueLogger) {
+    super();
+    this.config = Object.isFrozen(options) && 'schemaIdent' in options ? (options as ResolvedConfig) : resolveConfig(options);
+    this.log = this.config.logger ?? logger ?? consoleLogger;
+    this.statements = buildStatements(this.config.schemaIdent);
+  }
+
+  /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new QueueError('the queue has been closed', 'QUEUE_CLOSED'));
+    this.starting ??= this.open().catch((err) => {
+      this.starting = null;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  private async open(): Promise<void> {
+    const cfg = this.config;
+    if (cfg.connectionString) {
+      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize });
+      // An idle connection that the server drops must not crash the process; the next query reconnects.
+      this.pool.on('error', (err) => this.warning(`idle connection error: ${err.message}`));
+    } else {
+      this.pool = cfg.pool ?? drizzlePool(cfg.db!);
+    }
+    this.exec = pgExecutor(this.pool);
+    if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+  }
+
+  private async db(): Promise<Executor> {
+    await this.start();
+    return this.exec!;
+  }
+
+  private async ownedPool(): Promise<pg.Pool> {
+    await this.start();
+    return this.pool!;
+  }
+
+  protected warning(message: string): void {
+    if (this.listenerCount('warning') > 0) this.emit('warning', message);
+    else this.log.warn(message);
+  }
+
+  protected reportError(err: unknown, context: string): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (this.listenerCount('error') > 0) this.emit('error', Object.assign(error, { context }));
+    else this.log.error(`${context}: ${error.message}`, error.stack);
+  }
+
+  // ---- queues ----
+
+  /** Creates a queue; calling it again with the same options does nothing, with other options throws `QueueExistsError`. */
+  async createQueue(name: string, options?: QueueOptions): Promise<void> {
+    const created = await this.ensureQueue(name, options);
+    if (!created.created && created.differences.length > 0) throw new QueueExistsError(name, created.differences);
+  }
+
+  /** Creates the queue if it is missing; an existing queue is left as it is. Reports what differs. */
+  async ensureQueue(name: string, options?: QueueOptions): Promise<{ created: boolean; differences: string[] }> {
+    queueName('name', name);
+    const o = parseQueueOptions(options);
+    const d = QUEUE_DEFAULTS;
+    const values = [
+      name,
+      o.policy ?? d.policy,
+      o.partition ?? false,
+      o.deadLetter ?? null,
+      o.warningQueueSize ?? null,
+      o.notify ?? d.notify,
+      o.retryLimit ?? d.retryLimit,
+      o.retryDelay ?? d.retryDelay,
+      o.retryBackoff ?? d.retryBackoff,
+      o.retryDelayMax ?? d.retryDelayMax,
+      o.expireInSeconds ?? d.expireInSeconds,
+      o.heartbeatSeconds ?? d.heartbeatSeconds,
+      o.deleteAfterSeconds ?? d.deleteAfterSeconds,
+      o.retentionSeconds ?? d.retentionSeconds,
+    ];
+    const exec = await this.db();
+    if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
+    const [row] = await exec.query<QueueRow & { created: boolean }>(this.statements.createQueue, values);
+    if (!row) throw new QueueError(`queue "${name}" was deleted while being created`, 'QUEUE_RACE');
+    return { created: row.created, differences: row.created ? [] : differingSettings(o, row) };
+  }
+
+  /** Changes a queue's settings (not `policy` or `partition`); `null` clears `deadLetter`, `retryDelayMax`, `heartbeatSeconds`. */
+  async updateQueue(name: string, options: Omit<QueueOptions, 'policy' | 'partition'>): Promise<void> {
+    queueName('name', name);
+    const given = record('options', options);
+    for (const fixed of ['policy', 'partition']) {
+      if (given[fixed] !== undefined) throw new InvalidOptionError(`options.${fixed}`, 'left out: it is fixed when the queue is created', given[fixed]);
+    }
+    const o = parseQueueOptions(given);
+    const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+    const exec = await this.db();
+    if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
+    const rows = await exec.query(this.statements.updateQueue, [name, JSON.stringify(patch)]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
+  /** Deletes a queue and all its jobs, in one transaction. */
+  async deleteQueue(name: string): Promise<void> {
+    queueName('name', name);
+    const pool = await this.ownedPool();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(this.statements.deleteQueueJobs, [name]);
+      const deleted = await client.query(this.statements.deleteQueue, [name]);
+      await client.query('COMMIT');
+      if (deleted.rowCount === 0) throw new QueueNotFoundError(name);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Deletes the queue's waiting jobs (created, retry); returns how many. */
+  async purgeQueue(name: string): Promise<number> {
+    queueName('name', name);
+    const exec = await this.db();
+    await this.assertQueueExists(exec, name);
+    const rows = await exec.query(this.statements.purgeQueue, [name]);
+    return rows.length;
+  }
+
+  async getQueue(name: string): Promise<QueueResult | null> {
+    queueName('name', name);
+    const [row] = await (await this.db()).query<QueueRow>(this.statements.getQueues, [[name]]);
+    return row ? toQueueResult(row) : null;
+  }
+
+  async getQueues(names?: string[]): Promise<QueueResult[]> {
+    if (names !== undefined) {
+      if (!Array.isArray(names)) throw new InvalidOptionError('names', 'an array of queue names', names);
+      names.forEach((n, i) => queueName(`names[${i}]`, n));
+    }
+    const rows = await (await this.db()).query<QueueRow>(this.statements.getQueues, [names ?? null]);
+    return rows.map(toQueueResult);
+  }
+
+  private async assertQueueExists(exec: Executor, name: string): Promise<void> {
+    const rows = await exec.query(this.statements.queueExists, [name]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
+  // ---- sending ----
+
+  /** Sends one job; returns its id. With `options.db` the insert joins the caller's transaction. */
+  async send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
+    queueName('name', name);
+    const parsed = parseSendOptions(options);
+    const json = toJson('data', data, this.config.maxPayloadBytes);
+    const exec = options?.db ? callerExecutor(options.db) : await this.db();
+    const ids = await this.insertRows(exec, name, [json], [parsed]);
+    return ids[0] ?? null;
+  }
+
+  /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
+  sendAfter<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, startAfter: Date | string | number): Promise<string | null> {
+    return this.send(name, data, { ...(options ?? {}), startAfter });
+  }
+
+  /** Inserts many jobs in one statement; returns their ids in input order. All or nothing. */
+  async insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+    queueName('name', name);
+    if (!Array.isArray(jobs)) throw new InvalidOptionError('jobs', 'an array of jobs', jobs);
+    const opts = record('options', options);
+    const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`));
+    const data = jobs.map((job, i) => toJson(`jobs[${i}].data`, job.data, this.config.maxPayloadBytes));
+    if (jobs.length === 0) return [];
+    const exec = opts.db ? callerExecutor(opts.db) : await this.db();
+    return this.insertRows(exec, name, data, parsed);
+  }
+
+  private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
+    await this.start();
+    const col = <K extends keyof ParsedSendOptions>(key: K) => jobs.map((j) => j[key] ?? null);
+    const rows = await exec.query<{ id: string }>(
+      this.statements.insertJobs,
+      [
+        name,
+        data,
+        col('priority'),
+        col('startAt'),
+        col('startIn'),
+        col('singletonKey'),
+        col('retryLimit'),
+        col('retryDelay'),
+        col('retryBackoff'),
+        col('retryDelayMax'),
+        col('expireInSeconds'),
+        col('heartbeatSeconds'),
+        col('deleteAfterSeconds'),
+        col('retentionSeconds'),
+        col('deadLetter'),
+      ],
+      preparedName(this.config.schema, 'insertJobs'),
+    );
+    // The insert reads the queue's row: no row back means no such queue, and nothing was written.
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+    return rows.map((r) => r.id);
+  }
+
+  // ---- working by hand ----
+
+  /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
+  async fetch<T = unknown>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
+    queueName('name', name);
+    const o = record('options', options) as FetchOptions;
+    const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
+    const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, -2_147_483_648);
+    const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
+    const ctx = { exec: await this.db(), statements: this.statements, schema: this.config.schema };
+    const rows = await claimJobs(ctx, name, batchSize, this.fetcherId, minPriority, maxPriority);
+    return rows.map((row) =>
+      toJob<T>(row, new AbortController().signal, async () => {
+        await ctx.exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.retry_count], this.fetcherId]);
+      }),
+    );
+  }
+
+  /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
+  async complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
+    queueName('name', name);
+    const refs = parseRefs(ids);
+    const json = toJson('output', output);
+    const rows = await (await this.db()).query<{ id: string }>(this.statements.completeJobs, [
+      name,
+      refs.map((r) => r.id),
+      refs.map((r) => r.retryCount),
+      refs.map(() => json),
+      null,
+    ]);
+    return changed(refs.length, rows);
+  }
+
+  /** Fails jobs that have not finished: retried while retries remain, else failed. */
+  async fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
+    queueName('name', name);
+    const refs = parseRefs(ids);
+    const info = describeFailure(error ?? new Error('failed by request'));
+    const rows = await (await this.db()).query<{ id: string }>(this.statements.failJobs, [
+      name,
+      refs.map((r) => r.id),
+      refs.map((r) => r.retryCount),
+      refs.map(() => JSON.stringify(info.error)),
+      refs.map(() => info.permanent),
+      refs.map(() => info.retryAfterSeconds),
+      null,
+    ]);
+    return changed(refs.length, rows);
+  }
+
+  /** Cancels jobs that have not finished; a running handler's result is then discarded. */
+  async cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('cancelJobs', name, ids);
+  }
+
+  /** Brings cancelled jobs back to the queue. */
+  async resume(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('resumeJobs', name, ids);
+  }
+
+  /** Deletes jobs in any state. */
+  async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('deleteJobs', name, ids);
+  }
+
+  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const list = parseRefs(ids).map((r) => {
+      if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
+      return r.id;
+    });
+    const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], [name, list]);
+    return changed(list.length, rows);
+  }
+
+  async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
+    queueName('name', name);
+    const [ref] = parseRefs(id);
+    const [row] = await (await this.db()).query<JobRow>(this.statements.getJobById, [name, ref!.id]);
+    return row ? toJobWithMetadata<T>(row) : null;
+  }
+
+  // ---- worker loops ----
+
+  /** Starts a worker loop for `name` that calls `handler` for each job; returns the loop's id. */
+  async work<T = unknown>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
+    queueName('name', name);
+    const parsed = parseWorkOptions(options);
+    if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
+    if (!this.config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
+    const exec = await this.db();
+    await this.assertQueueExists(exec, name);
+    await this.ensureNotifier();
+    const ctx: WorkerContext = {
+      exec,
+      statements: this.statements,
+      schema: this.config.schema,
+      channel: this.config.channel,
+      log: this.log,
+      error: (err, context) => this.reportError(err, context),
+    };
+    const worker = new Worker(ctx, name, parsed, handler as JobHandler);
+    this.workers.set(worker.id, worker);
+    worker.start();
+    return worker.id;
+  }
+
+  /** Stops the loops of a queue (by name) or one loop (by id), draining like shutdown does. */
+  async offWork(nameOrId: string): Promise<void> {
+    const targets = [...this.workers.values()].filter((w) => w.id === nameOrId || w.queue === nameOrId);
+    await Promise.all(
+      targets.map(async (w) => {
+        await w.stop(this.config.shutdownTimeoutMs);
+        this.workers.delete(w.id);
+      }),
+    );
+  }
+
+  private async ensureNotifier(): Promise<void> {
+    if (!this.config.useListenNotify || this.notifier) return;
+    const options = (this.pool as pg.Pool & { options: pg.ClientConfig }).options;
+    this.notifier = new Notifier(
+      { ...options },
+      this.config.channel,
+      (queue) => this.workers.forEach((w) => w.queue === queue && w.notify()),
+      () => this.workers.forEach((w) => w.notify()),
+      this.log,
+    );
+    try {
+      await this.notifier.start();
+    } catch (err) {
+      // Polling still finds every job; the notifier keeps trying in the background.
+      this.reportError(err, 'opening the LISTEN connection');
+    }
+  }
+
+  /** Worker loops running in this instance. */
+  get workerCount(): number {
+    return this.workers.size;
+  }
+
+  /** Stops every worker loop: no new claims, in-flight handlers drain or are handed back. `send` keeps working. */
+  async stopWorkers(): Promise<void> {
+    await Promise.all([...this.workers.keys()].map((id) => this.offWork(id)));
+    await this.notifier?.stop();
+    this.notifier = null;
+  }
+
+  /** Stops the loops, then closes the pool if the queue created it (never a pool it was handed). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.stopWorkers();
+    this.closed = true;
+    await this.starting?.catch(() => undefined);
+    if (this.config.connectionString && this.pool) await this.pool.end();
+    this.pool = null;
+    this.exec = null;
+  }
+}
+
+function parseRefs(ids: JobRef | JobRef[]): { id: string; retryCount: number | null }[] {
+  const list = Array.isArray(ids) ? ids : [ids];
+  if (list.length === 0) throw new InvalidOptionError('ids', 'at least one job id', ids);
+  return list.map((ref, i) => {
+    const field = Array.isArray(ids) ? `ids[${i}]` : 'id';
+    if (typeof ref === 'string' && ID_PATTERN.test(ref)) return { id: ref, retryCount: null };
+    if (ref && typeof ref === 'object' && typeof ref.id === 'string' && ID_PATTERN.test(ref.id)) {
+      return { id: ref.id, retryCount: int(`${field}.retryCount`, ref.retryCount, 0) };
+    }
+    throw new InvalidOptionError(field, 'a job id (a string of digits) or { id, retryCount }', ref);
+  });
+}
+
+function changed(requested: number, rows: { id: string }[]): ChangeResult {
+  return { requested, updated: rows.length, ids: rows.map((r) => r.id) };
+}
+
+function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
+  const stored = toQueueResult({ ...row, queued: 0, deferred: 0, ready: 0, ready_oldest: null, active: 0, failed: 0, total: 0, table_name: '', created_on: new Date(), updated_on: new Date() });
+  return Object.entries(o)
+    .filter(([key, value]) => value !== undefined && stored[key as keyof QueueResult] !== value)
+    .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);
+}

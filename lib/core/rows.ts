@@ -1,0 +1,127 @@
+import type { JobState, JobWithMetadata, QueuePolicy, QueueResult } from './types.js';
+
+/** A `queues` row with the live counts of `getQueues`. */
+export interface QueueRow {
+  name: string;
+  policy: QueuePolicy;
+  partition: boolean;
+  dead_letter: string | null;
+  warning_queue_size: number | null;
+  notify: boolean;
+  retry_limit: number;
+  retry_delay: number;
+  retry_backoff: boolean;
+  retry_delay_max: number | null;
+  expire_seconds: number;
+  heartbeat_seconds: number | null;
+  delete_after_seconds: number;
+  retention_seconds: number;
+  created_on: Date;
+  updated_on: Date;
+  queued: number;
+  deferred: number;
+  ready: number;
+  ready_oldest: number | null;
+  active: number;
+  failed: number;
+  total: number;
+  table_name: string;
+}
+
+export function toQueueResult(r: QueueRow): QueueResult {
+  return {
+    name: r.name,
+    policy: r.policy,
+    partition: r.partition,
+    deadLetter: r.dead_letter,
+    warningQueueSize: r.warning_queue_size,
+    notify: r.notify,
+    retryLimit: r.retry_limit,
+    retryDelay: r.retry_delay,
+    retryBackoff: r.retry_backoff,
+    retryDelayMax: r.retry_delay_max,
+    expireInSeconds: r.expire_seconds,
+    heartbeatSeconds: r.heartbeat_seconds,
+    deleteAfterSeconds: r.delete_after_seconds,
+    retentionSeconds: r.retention_seconds,
+    queuedCount: r.queued,
+    deferredCount: r.deferred,
+    readyCount: r.ready,
+    activeCount: r.active,
+    failedCount: r.failed,
+    totalCount: r.total,
+    readyOldestSeconds: r.ready_oldest,
+    table: r.table_name,
+    createdOn: r.created_on,
+    updatedOn: r.updated_on,
+  };
+}
+
+/** A `jobs` row as `getJobById` selects it. */
+export interface JobRow {
+  id: string;
+  queue: string;
+  state: JobState;
+  priority: number;
+  data: unknown;
+  output: unknown;
+  singleton_key: string | null;
+  dedupe_key: string | null;
+  start_after: Date;
+  retry_count: number;
+  retry_limit: number;
+  retry_delay: number;
+  retry_backoff: boolean;
+  retry_delay_max: number | null;
+  expire_seconds: number;
+  heartbeat_seconds: number | null;
+  delete_after_seconds: number;
+  lease_until: Date | null;
+  worker_id: string | null;
+  created_on: Date;
+  started_on: Date | null;
+  completed_on: Date | null;
+  keep_until: Date;
+  dead_letter: string | null;
+  source_name: string | null;
+  source_id: string | null;
+  source_created_on: Date | null;
+  source_retry_count: number | null;
+  source_output: unknown;
+  source_root_id: string | null;
+}
+
+export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
+  return {
+    id: r.id,
+    name: r.queue,
+    data: r.data as T,
+    state: r.state,
+    priority: r.priority,
+    retryCount: r.retry_count,
+    retryLimit: r.retry_limit,
+    retryDelay: r.retry_delay,
+    retryBackoff: r.retry_backoff,
+    retryDelayMax: r.retry_delay_max,
+    expireInSeconds: r.expire_seconds,
+    heartbeatSeconds: r.heartbeat_seconds,
+    deleteAfterSeconds: r.delete_after_seconds,
+    singletonKey: r.singleton_key,
+    dedupeKey: r.dedupe_key,
+    startAfter: r.start_after,
+    createdOn: r.created_on,
+    startedOn: r.started_on,
+    completedOn: r.completed_on,
+    keepUntil: r.keep_until,
+    leaseUntil: r.lease_until,
+    workerId: r.worker_id,
+    output: r.output,
+    deadLetter: r.dead_letter,
+    sourceName: r.source_name,
+    sourceId: r.source_id,
+    sourceCreatedOn: r.source_created_on,
+    sourceRetryCount: r.source_retry_count,
+    sourceOutput: r.source_output,
+    sourceRootId: r.source_root_id,
+  };
+}

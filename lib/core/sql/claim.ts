@@ -1,0 +1,31 @@
+/**
+ * The claim: one statement that picks the next runnable jobs of a queue and marks them active under
+ * this worker's lease.
+ *
+ * The pick is a MATERIALIZED CTE on purpose (Oban's warning): inlined, the planner may run the limited,
+ * SKIP LOCKED subquery more than once and update more rows than were asked for. It walks jobs_ready_idx
+ * in claim order (priority DESC, start_after, id) and skips rows that another claimer holds locked.
+ *
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ */
+export const claimJobs = (s: string) => `
+WITH next AS MATERIALIZED (
+  SELECT j.queue, j.id
+  FROM ${s}.jobs j
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+    AND ($4::int IS NULL OR j.priority >= $4::int)
+    AND ($5::int IS NULL OR j.priority <= $5::int)
+  ORDER BY j.priority DESC, j.start_after, j.id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${s}.jobs j SET
+  state = 'active',
+  worker_id = $3,
+  started_on = now(),
+  lease_until = now() + j.expire_seconds * interval '1 second',
+  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+FROM next
+WHERE j.queue = next.queue AND j.id = next.id
+RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.retry_limit, j.singleton_key,
+  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;

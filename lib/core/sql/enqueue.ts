@@ -1,0 +1,39 @@
+/**
+ * The insert: one statement for one job or many. Each array holds one entry per job; a null entry
+ * inherits the queue's setting, so the queue's row is read in the same statement that inserts, and an
+ * unknown queue inserts nothing. The NOTIFY comes from the statement trigger on `jobs`.
+ *
+ * $1 queue, $2 data jsonb[], $3 priority int[], $4 start_at timestamptz[], $5 start_in int[],
+ * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
+ * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
+ * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[]
+ */
+export const insertJobs = (s: string) => `
+INSERT INTO ${s}.jobs (queue, data, priority, start_after, singleton_key, retry_limit, retry_delay, retry_backoff,
+  retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter)
+SELECT x.queue, x.data, x.priority, x.start_after, x.singleton_key, x.retry_limit, x.retry_delay, x.retry_backoff,
+  x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
+  x.start_after + x.retention_seconds * interval '1 second', x.dead_letter
+FROM (
+  SELECT q.name AS queue, i.data, coalesce(i.priority, 0) AS priority,
+    coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') AS start_after,
+    i.singleton_key,
+    coalesce(i.retry_limit, q.retry_limit) AS retry_limit,
+    coalesce(i.retry_delay, q.retry_delay) AS retry_delay,
+    coalesce(i.retry_backoff, q.retry_backoff) AS retry_backoff,
+    coalesce(i.retry_delay_max, q.retry_delay_max) AS retry_delay_max,
+    coalesce(i.expire_seconds, q.expire_seconds) AS expire_seconds,
+    coalesce(i.heartbeat_seconds, q.heartbeat_seconds) AS heartbeat_seconds,
+    coalesce(i.delete_after_seconds, q.delete_after_seconds) AS delete_after_seconds,
+    coalesce(i.retention_seconds, q.retention_seconds) AS retention_seconds,
+    coalesce(i.dead_letter, q.dead_letter) AS dead_letter,
+    i.ord
+  FROM ${s}.queues q
+  CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
+    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[])
+    WITH ORDINALITY AS i(data, priority, start_at, start_in, singleton_key, retry_limit, retry_delay, retry_backoff,
+      retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter, ord)
+  WHERE q.name = $1
+) x
+ORDER BY x.ord
+RETURNING id::text`;

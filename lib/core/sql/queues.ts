@@ -1,0 +1,68 @@
+/** Queue management: one row per queue in `queues`; its settings are the defaults its jobs inherit. */
+
+const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
+  retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds`;
+
+/** Inserts the queue unless it exists; returns the row that is stored either way, and whether it is new. */
+export const createQueue = (s: string) => `
+WITH ins AS (
+  INSERT INTO ${s}.queues (${QUEUE_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+  ON CONFLICT (name) DO NOTHING
+  RETURNING ${QUEUE_COLUMNS}, true AS created
+)
+SELECT * FROM ins
+UNION ALL
+SELECT ${QUEUE_COLUMNS}, false AS created FROM ${s}.queues WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ins)`;
+
+/** Changes only the settings present as keys of the jsonb patch ($2); returns the name when the queue exists. */
+export const updateQueue = (s: string) => `
+UPDATE ${s}.queues SET
+  dead_letter = CASE WHEN $2::jsonb ? 'deadLetter' THEN $2::jsonb->>'deadLetter' ELSE dead_letter END,
+  warning_queue_size = CASE WHEN $2::jsonb ? 'warningQueueSize' THEN ($2::jsonb->>'warningQueueSize')::int ELSE warning_queue_size END,
+  notify = CASE WHEN $2::jsonb ? 'notify' THEN ($2::jsonb->>'notify')::boolean ELSE notify END,
+  retry_limit = CASE WHEN $2::jsonb ? 'retryLimit' THEN ($2::jsonb->>'retryLimit')::int ELSE retry_limit END,
+  retry_delay = CASE WHEN $2::jsonb ? 'retryDelay' THEN ($2::jsonb->>'retryDelay')::int ELSE retry_delay END,
+  retry_backoff = CASE WHEN $2::jsonb ? 'retryBackoff' THEN ($2::jsonb->>'retryBackoff')::boolean ELSE retry_backoff END,
+  retry_delay_max = CASE WHEN $2::jsonb ? 'retryDelayMax' THEN ($2::jsonb->>'retryDelayMax')::int ELSE retry_delay_max END,
+  expire_seconds = CASE WHEN $2::jsonb ? 'expireInSeconds' THEN ($2::jsonb->>'expireInSeconds')::int ELSE expire_seconds END,
+  heartbeat_seconds = CASE WHEN $2::jsonb ? 'heartbeatSeconds' THEN ($2::jsonb->>'heartbeatSeconds')::int ELSE heartbeat_seconds END,
+  delete_after_seconds = CASE WHEN $2::jsonb ? 'deleteAfterSeconds' THEN ($2::jsonb->>'deleteAfterSeconds')::int ELSE delete_after_seconds END,
+  retention_seconds = CASE WHEN $2::jsonb ? 'retentionSeconds' THEN ($2::jsonb->>'retentionSeconds')::int ELSE retention_seconds END,
+  updated_on = now()
+WHERE name = $1
+RETURNING name`;
+
+/** Deletes a queue's jobs, then the queue (run in one transaction). */
+export const deleteQueueJobs = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1`;
+export const deleteQueue = (s: string) => `DELETE FROM ${s}.queues WHERE name = $1 RETURNING name`;
+
+/** Deletes the jobs that wait to run (created, retry); active and finished jobs stay. */
+export const purgeQueue = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1 AND state < 'active' RETURNING id::text`;
+
+export const queueExists = (s: string) => `SELECT 1 FROM ${s}.queues WHERE name = $1`;
+
+/**
+ * Queue rows with live counts. The queued counts read the ready index only; `total` and `failed` read the
+ * queue's slice of the primary key.
+ */
+export const getQueues = (s: string) => `
+SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
+  c.queued, c.deferred, c.ready, c.ready_oldest, a.active, a.failed, a.total,
+  '${s}.jobs_default' AS table_name
+FROM ${s}.queues q
+CROSS JOIN LATERAL (
+  SELECT count(*)::int AS queued,
+    count(*) FILTER (WHERE j.start_after > now())::int AS deferred,
+    count(*) FILTER (WHERE j.start_after <= now())::int AS ready,
+    extract(epoch FROM now() - min(j.created_on) FILTER (WHERE j.start_after <= now()))::float8 AS ready_oldest
+  FROM ${s}.jobs j WHERE j.queue = q.name AND j.state < 'active'
+) c
+CROSS JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE j.state = 'active')::int AS active,
+    count(*) FILTER (WHERE j.state = 'failed')::int AS failed,
+    count(*)::int AS total
+  FROM ${s}.jobs j WHERE j.queue = q.name
+) a
+WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
+ORDER BY q.name`;

@@ -1,0 +1,169 @@
+/** The states a job moves through: created → active → completed, active → retry → active, active → failed. */
+export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+
+/** Every policy name the queue table accepts; this version enforces `standard`. */
+export const QUEUE_POLICIES = ['standard', 'short', 'singleton', 'stately', 'exclusive', 'key_strict_fifo'] as const;
+export type QueuePolicy = (typeof QUEUE_POLICIES)[number];
+
+/** Retry, expiry and retention settings: a queue's defaults, which each job may override. */
+export interface JobDefaults {
+  /** How many times a failed attempt is retried (default 2). */
+  retryLimit?: number;
+  /** Seconds to wait before a retry (default 0). */
+  retryDelay?: number;
+  /** Exponential backoff with jitter on top of `retryDelay` (default false). */
+  retryBackoff?: boolean;
+  /** Upper bound of a backed-off delay, in seconds (default none). */
+  retryDelayMax?: number | null;
+  /** Longest an attempt may stay active, 1–86400 seconds (default 900). */
+  expireInSeconds?: number;
+  /** Worker liveness interval in seconds (default none: off). */
+  heartbeatSeconds?: number | null;
+  /** How long a finished job is kept, in seconds; 0 keeps it forever (default 7 days). */
+  deleteAfterSeconds?: number;
+  /** Longest a job may wait unstarted, in seconds (default 14 days). */
+  retentionSeconds?: number;
+}
+
+/** Options of `createQueue`; the job defaults apply to every job sent to the queue. */
+export interface QueueOptions extends JobDefaults {
+  policy?: QueuePolicy;
+  partition?: boolean;
+  /** Queue that receives a job after its last failure; it must exist. */
+  deadLetter?: string | null;
+  warningQueueSize?: number | null;
+  /** Wake idle workers with NOTIFY when jobs are inserted (default true). */
+  notify?: boolean;
+}
+
+/**
+ * Something that can run a query inside the caller's transaction: a `pg` Client or PoolClient,
+ * or a Drizzle database/transaction (node-postgres driver).
+ */
+export type TransactionLike = object;
+
+/** Options of `send` and `insert`; unset retry/expiry options inherit the queue's. */
+export interface SendOptions extends JobDefaults {
+  /** Higher runs first (default 0). */
+  priority?: number;
+  /** Not before: a Date, an ISO-8601 string, or seconds from now. */
+  startAfter?: Date | string | number;
+  singletonKey?: string;
+  deadLetter?: string;
+  /** Insert within the caller's transaction (a Drizzle db/tx or a pg client). */
+  db?: TransactionLike;
+}
+
+/** One job of an `insert` call. */
+export interface JobInsert<T = unknown> extends Omit<SendOptions, 'db'> {
+  data?: T;
+}
+
+/** What a queue's row holds, plus live counts. */
+export interface QueueResult {
+  name: string;
+  policy: QueuePolicy;
+  partition: boolean;
+  deadLetter: string | null;
+  warningQueueSize: number | null;
+  notify: boolean;
+  retryLimit: number;
+  retryDelay: number;
+  retryBackoff: boolean;
+  retryDelayMax: number | null;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  deleteAfterSeconds: number;
+  retentionSeconds: number;
+  /** Jobs waiting to run (created or retry), deferred or not. */
+  queuedCount: number;
+  /** Queued jobs whose `startAfter` is still in the future. */
+  deferredCount: number;
+  /** Queued jobs that may run now. */
+  readyCount: number;
+  activeCount: number;
+  failedCount: number;
+  totalCount: number;
+  /** Age of the oldest job that may run now, in seconds (null when none). */
+  readyOldestSeconds: number | null;
+  /** The table that stores the queue's jobs. */
+  table: string;
+  createdOn: Date;
+  updatedOn: Date;
+}
+
+/** A job as a handler (or `fetch`) sees it. */
+export interface Job<T = unknown> {
+  id: string;
+  name: string;
+  data: T;
+  priority: number;
+  retryCount: number;
+  retryLimit: number;
+  singletonKey: string | null;
+  createdOn: Date;
+  startedOn: Date;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  /** Aborted when the worker gives the job up (shutdown past its timeout). */
+  signal: AbortSignal;
+  /** Tells the queue this attempt is alive; fenced to this attempt. */
+  heartbeat(): Promise<void>;
+}
+
+/** Every stored field of a job, in camelCase. */
+export interface JobWithMetadata<T = unknown> {
+  id: string;
+  name: string;
+  data: T;
+  state: JobState;
+  priority: number;
+  retryCount: number;
+  retryLimit: number;
+  retryDelay: number;
+  retryBackoff: boolean;
+  retryDelayMax: number | null;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  deleteAfterSeconds: number;
+  singletonKey: string | null;
+  dedupeKey: string | null;
+  startAfter: Date;
+  createdOn: Date;
+  startedOn: Date | null;
+  completedOn: Date | null;
+  keepUntil: Date;
+  leaseUntil: Date | null;
+  workerId: string | null;
+  output: unknown;
+  deadLetter: string | null;
+  sourceName: string | null;
+  sourceId: string | null;
+  sourceCreatedOn: Date | null;
+  sourceRetryCount: number | null;
+  sourceOutput: unknown;
+  sourceRootId: string | null;
+}
+
+/** A job id, or an id with the attempt it must still be on (fencing). */
+export type JobRef = string | { id: string; retryCount: number };
+
+/** Options of a worker loop (`work` and `@QueueHandler`). */
+export interface WorkOptions {
+  /** Handlers running at once in this process (default 1). */
+  concurrency?: number;
+  /** Most jobs claimed by one fetch (default: `concurrency`). */
+  batchSize?: number;
+  /** Fallback poll interval when no notification arrives, in seconds (default 2). */
+  pollingIntervalSeconds?: number;
+}
+
+/** A handler: its return value becomes the job's output, a throw fails the attempt. */
+export type JobHandler<T = unknown, R = unknown> = (job: Job<T>) => Promise<R> | R;
+
+/** Where the engine writes what it has to say; Nest's Logger fits. */
+export interface QueueLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string, stack?: string): void;
+}

@@ -1,0 +1,278 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { describeValue, PermanentJobError } from './errors.js';
+import type { Executor } from './db.js';
+import type { ParsedWorkOptions } from './options.js';
+import { preparedName, type Statements } from './sql/index.js';
+import type { Job, JobHandler, QueueLogger } from './types.js';
+import { toJson } from './validate.js';
+
+/** A row as the claim statement returns it. */
+export interface ClaimedRow {
+  id: string;
+  queue: string;
+  data: unknown;
+  priority: number;
+  retry_count: number;
+  retry_limit: number;
+  singleton_key: string | null;
+  created_on: Date;
+  started_on: Date;
+  start_after: Date;
+  expire_seconds: number;
+  heartbeat_seconds: number | null;
+}
+
+/** What a worker loop needs from the engine that owns it. */
+export interface WorkerContext {
+  readonly exec: Executor;
+  readonly statements: Statements;
+  readonly schema: string;
+  readonly channel: string;
+  readonly log: QueueLogger;
+  /** Reports a failure of the loop itself (never a handler's throw). */
+  error(err: unknown, context: string): void;
+}
+
+/** A worker id that says where it runs: host, pid and a random suffix. */
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+}
+
+/** Claims up to `limit` jobs of `queue` for `workerId`, in claim order. */
+export async function claimJobs(
+  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'schema'>,
+  queue: string,
+  limit: number,
+  workerId: string,
+  minPriority: number | null = null,
+  maxPriority: number | null = null,
+): Promise<ClaimedRow[]> {
+  const rows = await ctx.exec.query<ClaimedRow>(
+    ctx.statements.claimJobs,
+    [queue, limit, workerId, minPriority, maxPriority],
+    preparedName(ctx.schema, 'claimJobs'),
+  );
+  // RETURNING does not keep the pick's order; handlers start in claim order.
+  return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
+}
+
+/** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
+export function toJob<T>(row: ClaimedRow, signal: AbortSignal, heartbeat: () => Promise<void>): Job<T> {
+  return {
+    id: row.id,
+    name: row.queue,
+    data: row.data as T,
+    priority: row.priority,
+    retryCount: row.retry_count,
+    retryLimit: row.retry_limit,
+    singletonKey: row.singleton_key,
+    createdOn: row.created_on,
+    startedOn: row.started_on,
+    expireInSeconds: row.expire_seconds,
+    heartbeatSeconds: row.heartbeat_seconds,
+    signal,
+    heartbeat,
+  };
+}
+
+/** What a failed attempt stores, and how it asks to be retried. */
+export interface FailureInfo {
+  error: { name: string; message: string; stack?: string; retryCount?: number };
+  permanent: boolean;
+  retryAfterSeconds: number | null;
+}
+
+const STACK_LINES = 20;
+
+/** Coerces anything thrown (strings, objects, undefined) into the error record a failed attempt keeps. */
+export function describeFailure(thrown: unknown, retryCount?: number): FailureInfo {
+  const err = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${describeValue(thrown)}`);
+  const fields = err as Error & { retryable?: unknown; retryAfterSeconds?: unknown };
+  const retryAfter = fields.retryAfterSeconds;
+  return {
+    error: {
+      name: err.name,
+      message: err.message,
+      stack: err.stack?.split('\n').slice(0, STACK_LINES).join('\n'),
+      retryCount,
+    },
+    permanent: err instanceof PermanentJobError || fields.retryable === false,
+    retryAfterSeconds: typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(Math.ceil(retryAfter), 2_147_483_647) : null,
+  };
+}
+
+interface Running {
+  row: ClaimedRow;
+  abort: AbortController;
+  /** Set once the job was handed back: the handler's result is then ignored. */
+  released: boolean;
+  /** Set while the result is being written: it is then awaited, not handed back. */
+  settling: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
+ * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, or the
+ * polling interval wakes it.
+ */
+export class Worker {
+  readonly id = newWorkerId();
+  private stopping = false;
+  private readonly running = new Map<string, Running>();
+  private loop: Promise<void> | null = null;
+  /** A NOTIFY arrived since the last claim began: claim again before sleeping. */
+  private notified = false;
+  private waitingForWork = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly ctx: WorkerContext,
+    readonly queue: string,
+    private readonly options: ParsedWorkOptions,
+    private readonly handler: JobHandler,
+  ) {}
+
+  /** Starts the loop; it runs until `stop`. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Jobs were inserted into this worker's queue (or the LISTEN connection came back). */
+  notify(): void {
+    this.notified = true;
+    if (this.waitingForWork) this.wakeUp?.();
+  }
+
+  /** Jobs currently being handled. */
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  private async run(): Promise<void> {
+    let errorDelayMs = 0;
+    while (!this.stopping) {
+      const free = this.options.concurrency - this.running.size;
+      if (free <= 0) {
+        await this.sleep(null, false);
+        continue;
+      }
+      const limit = Math.min(free, this.options.batchSize);
+      this.notified = false;
+      let rows: ClaimedRow[];
+      try {
+        rows = await claimJobs(this.ctx, this.queue, limit, this.id);
+        errorDelayMs = 0;
+      } catch (err) {
+        this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
+        errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
+        await this.sleep(errorDelayMs, false);
+        continue;
+      }
+      for (const row of rows) this.execute(row);
+      if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
+    }
+  }
+
+  /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
+  private sleep(ms: number | null, forWork: boolean): Promise<void> {
+    if (this.stopping || (forWork && this.notified)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = ms === null ? null : setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        if (timer) clearTimeout(timer);
+        self.wakeUp = null;
+        self.waitingForWork = false;
+        resolve();
+      }
+      this.waitingForWork = forWork;
+      this.wakeUp = done;
+    });
+  }
+
+  private execute(row: ClaimedRow): void {
+    const abort = new AbortController();
+    const entry: Running = { row, abort, released: false, settling: false, done: Promise.resolve() };
+    this.running.set(row.id, entry);
+    entry.done = this.handle(entry).finally(() => {
+      this.running.delete(row.id);
+      // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
+      if (!this.waitingForWork) this.wakeUp?.();
+    });
+  }
+
+  private async handle(entry: Running): Promise<void> {
+    const { row } = entry;
+    const job = toJob(row, entry.abort.signal, () => this.heartbeat(entry));
+    let output: string | null = null;
+    let failure: FailureInfo | null = null;
+    try {
+      const result = await this.handler(job);
+      output = toJson('handler output', result);
+    } catch (err) {
+      failure = describeFailure(err, row.retry_count);
+    }
+    if (entry.released) return;
+    entry.settling = true;
+    const { exec, statements, schema } = this.ctx;
+    try {
+      const settled = failure
+        ? await exec.query(
+            statements.failJobs,
+            [this.queue, [row.id], [row.retry_count], [JSON.stringify(failure.error)], [failure.permanent], [failure.retryAfterSeconds], this.id],
+            preparedName(schema, 'failJobs'),
+          )
+        : await exec.query(statements.completeJobs, [this.queue, [row.id], [row.retry_count], [output], this.id], preparedName(schema, 'completeJobs'));
+      if (settled.length === 0) {
+        this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (attempt ${row.retry_count}) was no longer held by this worker; its result was discarded`);
+      }
+    } catch (err) {
+      // The job stays active under its lease; when the lease runs out it goes back to the queue.
+      this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}"`);
+    }
+  }
+
+  private async heartbeat(entry: Running): Promise<void> {
+    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.retry_count], this.id]);
+    if (rows.length === 0 && !entry.abort.signal.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
+  }
+
+  /**
+   * Stops claiming, waits up to `timeoutMs` for running handlers, then aborts the rest and hands their
+   * jobs back to the queue at once (no attempt counted). Results that are being written are awaited.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.wakeUp?.();
+    await this.loop;
+    if (this.running.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      await Promise.race([Promise.allSettled([...this.running.values()].map((r) => r.done)), timeout]);
+      clearTimeout(timer);
+    }
+    const unfinished = [...this.running.values()].filter((r) => !r.settling);
+    if (unfinished.length > 0) {
+      for (const r of unfinished) {
+        r.released = true;
+        r.abort.abort(new Error('worker is shutting down'));
+        this.running.delete(r.row.id);
+      }
+      try {
+        const released = await this.ctx.exec.query(this.ctx.statements.releaseJobs, [
+          this.queue,
+          unfinished.map((r) => r.row.id),
+          unfinished.map((r) => r.row.retry_count),
+          this.id,
+          this.ctx.channel,
+        ]);
+        this.ctx.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
+      } catch (err) {
+        this.ctx.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
+      }
+    }
+    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+  }
+}

@@ -1,0 +1,11 @@
+import 'reflect-metadata';
+
+export * from './core/errors.js';
+export * from './core/types.js';
+export { PgQueue, type ChangeResult, type FetchOptions } from './core/pg-queue.js';
+export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './core/config.js';
+export { QUEUE_DEFAULTS } from './core/options.js';
+export { QueueModule, type QueueModuleAsyncOptions } from './nest/queue.module.js';
+export { QueueService } from './nest/queue.service.js';
+export { QueueHandler, type QueueHandlerOptions } from './nest/decorators/queue-handler.decorator.js';
+export { QUEUE_CONFIG } from './nest/queue.constants.js';

@@ -1,0 +1,83 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { ResolvedConfig } from '../core/config.js';
+import { QueueError } from '../core/errors.js';
+import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
+import type { Job } from '../core/types.js';
+import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
+import { QUEUE_CONFIG, QUEUE_HANDLER_METADATA } from './queue.constants.js';
+import { QueueService } from './queue.service.js';
+
+interface DiscoveredHandler {
+  queue: string;
+  where: string;
+  instance: Record<string, (job: Job) => unknown>;
+  method: string;
+  queueOptions: Record<string, unknown>;
+  workOptions: Record<string, unknown>;
+}
+
+/**
+ * Finds `@QueueHandler` methods during module init (and refuses bad registrations there), creates their
+ * queues if missing, and starts their loops at application bootstrap, never earlier.
+ */
+@Injectable()
+export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('QueueHandlerExplorer');
+  private handlers: DiscoveredHandler[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly queue: QueueService,
+    @Inject(QUEUE_CONFIG) private readonly config: ResolvedConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.handlers = this.discover();
+    await this.queue.start();
+    for (const h of this.handlers) {
+      const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions);
+      if (!created && differences.length > 0) {
+        this.logger.warn(`queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`);
+      }
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.workers) return;
+    for (const h of this.handlers) {
+      await this.queue.work(h.queue, h.workOptions, (job) => h.instance[h.method]!.call(h.instance, job));
+    }
+  }
+
+  private discover(): DiscoveredHandler[] {
+    const found: DiscoveredHandler[] = [];
+    const problems: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const prototype = wrapper.metatype?.prototype ?? (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : null);
+      if (!prototype || wrapper.inject) continue;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const meta = Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[method]) as QueueHandlerMetadata | undefined;
+        if (!meta) continue;
+        const where = `${prototype.constructor.name}.${method}`;
+        if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+          problems.push(`${where} handles queue "${meta.name}" but its provider is request-scoped or transient; queue handlers must live on singleton providers`);
+          continue;
+        }
+        const { queue, work } = splitHandlerOptions(meta.options as Record<string, unknown>);
+        const field = `@QueueHandler('${meta.name}') on ${where}`;
+        parseQueueOptions(queue, field);
+        parseWorkOptions(work, field);
+        found.push({ queue: meta.name, where, instance: wrapper.instance, method, queueOptions: queue, workOptions: work });
+      }
+    }
+    const byQueue = new Map<string, string[]>();
+    for (const h of found) byQueue.set(h.queue, [...(byQueue.get(h.queue) ?? []), h.where]);
+    for (const [queue, places] of byQueue) {
+      if (places.length > 1) problems.push(`queue "${queue}" has ${places.length} handlers: ${places.join(', ')}; a queue takes exactly one`);
+    }
+    if (problems.length > 0) throw new QueueError(`invalid @QueueHandler registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    return found;
+  }
+}

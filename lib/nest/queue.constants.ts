@@ -1,0 +1,5 @@
+/** Injection token of the resolved, frozen module configuration. */
+export const QUEUE_CONFIG = Symbol('pgqueue:config');
+
+/** Metadata key that `@QueueHandler` sets on a method. */
+export const QUEUE_HANDLER_METADATA = 'pgqueue:handler';

@@ -1,0 +1,95 @@
+/**
+ * Drizzle definitions of the queue's tables, for typed queries and for users' drizzle-kit config.
+ * The tables are installed by the versioned migrations in ./migrations (run at start), which also
+ * create what Drizzle cannot describe: the list partitioning of `jobs` and its NOTIFY trigger. When
+ * drizzle-kit manages your own schema, keep it off this one (`schemaFilter`).
+ *
+ * The schema name is configurable, so the tables come from a factory: `createQueueSchema('myschema')`.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
+  const schema = pgSchema(name);
+
+  const jobState = schema.enum('job_state', ['created', 'retry', 'active', 'completed', 'cancelled', 'failed']);
+
+  const queues = schema.table('queues', {
+    name: text('name').primaryKey(),
+    policy: text('policy').notNull().default('standard'),
+    partition: boolean('partition').notNull().default(false),
+    deadLetter: text('dead_letter'),
+    warningQueueSize: integer('warning_queue_size'),
+    notify: boolean('notify').notNull().default(true),
+    retryLimit: integer('retry_limit').notNull().default(2),
+    retryDelay: integer('retry_delay').notNull().default(0),
+    retryBackoff: boolean('retry_backoff').notNull().default(false),
+    retryDelayMax: integer('retry_delay_max'),
+    expireSeconds: integer('expire_seconds').notNull().default(900),
+    heartbeatSeconds: integer('heartbeat_seconds'),
+    deleteAfterSeconds: integer('delete_after_seconds').notNull().default(604800),
+    retentionSeconds: integer('retention_seconds').notNull().default(1209600),
+    createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
+    updatedOn: timestamp('updated_on', { withTimezone: true }).notNull().defaultNow(),
+  });
+
+  const jobs = schema.table(
+    'jobs',
+    {
+      id: bigint('id', { mode: 'bigint' }).notNull(),
+      queue: text('queue').notNull(),
+      state: jobState('state').notNull().default('created'),
+      priority: integer('priority').notNull().default(0),
+      data: jsonb('data'),
+      output: jsonb('output'),
+      singletonKey: text('singleton_key'),
+      dedupeKey: text('dedupe_key'),
+      startAfter: timestamp('start_after', { withTimezone: true }).notNull().defaultNow(),
+      retryCount: integer('retry_count').notNull().default(0),
+      retryLimit: integer('retry_limit').notNull(),
+      retryDelay: integer('retry_delay').notNull(),
+      retryBackoff: boolean('retry_backoff').notNull(),
+      retryDelayMax: integer('retry_delay_max'),
+      expireSeconds: integer('expire_seconds').notNull(),
+      heartbeatSeconds: integer('heartbeat_seconds'),
+      deleteAfterSeconds: integer('delete_after_seconds').notNull(),
+      leaseUntil: timestamp('lease_until', { withTimezone: true }),
+      heartbeatUntil: timestamp('heartbeat_until', { withTimezone: true }),
+      workerId: text('worker_id'),
+      createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
+      startedOn: timestamp('started_on', { withTimezone: true }),
+      completedOn: timestamp('completed_on', { withTimezone: true }),
+      keepUntil: timestamp('keep_until', { withTimezone: true }).notNull(),
+      deadLetter: text('dead_letter'),
+      sourceName: text('source_name'),
+      sourceId: bigint('source_id', { mode: 'bigint' }),
+      sourceCreatedOn: timestamp('source_created_on', { withTimezone: true }),
+      sourceRetryCount: integer('source_retry_count'),
+      sourceOutput: jsonb('source_output'),
+      sourceRootId: bigint('source_root_id', { mode: 'bigint' }),
+    },
+    (t) => [
+      primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
+      index('jobs_ready_idx').on(t.queue, t.priority.desc(), t.startAfter, t.id).where(sql`state < 'active'`),
+      index('jobs_lease_idx').on(t.leaseUntil).where(sql`state = 'active'`),
+    ],
+  );
+
+  const migrations = schema.table('migrations', {
+    version: integer('version').primaryKey(),
+    name: text('name').notNull(),
+    appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
+  });
+
+  return { schema, jobState, queues, jobs, migrations };
+}
+
+const defaults = createQueueSchema();
+
+/** The tables in the default schema `pgqueue`. */
+export const pgqueueSchema = defaults.schema;
+export const jobState = defaults.jobState;
+export const queues = defaults.queues;
+export const jobs = defaults.jobs;
+export const migrations = defaults.migrations;
+export { MIGRATIONS, type Migration } from './migrations/index.js';

@@ -1,0 +1,97 @@
+import type { Migration } from './index.js';
+
+/** Queues, jobs (list-partitioned by queue, one shared default partition) and the NOTIFY trigger. */
+export const init: Migration = {
+  version: 1,
+  name: 'init',
+  up: (s) => `
+CREATE TYPE ${s}.job_state AS ENUM ('created', 'retry', 'active', 'completed', 'cancelled', 'failed');
+
+CREATE TABLE ${s}.queues (
+  name text PRIMARY KEY,
+  policy text NOT NULL DEFAULT 'standard'
+    CHECK (policy IN ('standard', 'short', 'singleton', 'stately', 'exclusive', 'key_strict_fifo')),
+  partition boolean NOT NULL DEFAULT false,
+  dead_letter text REFERENCES ${s}.queues (name),
+  warning_queue_size integer CHECK (warning_queue_size > 0),
+  notify boolean NOT NULL DEFAULT true,
+  retry_limit integer NOT NULL DEFAULT 2 CHECK (retry_limit >= 0),
+  retry_delay integer NOT NULL DEFAULT 0 CHECK (retry_delay >= 0),
+  retry_backoff boolean NOT NULL DEFAULT false,
+  retry_delay_max integer CHECK (retry_delay_max >= 0),
+  expire_seconds integer NOT NULL DEFAULT 900 CHECK (expire_seconds BETWEEN 1 AND 86400),
+  heartbeat_seconds integer CHECK (heartbeat_seconds > 0),
+  delete_after_seconds integer NOT NULL DEFAULT 604800 CHECK (delete_after_seconds >= 0),
+  retention_seconds integer NOT NULL DEFAULT 1209600 CHECK (retention_seconds > 0),
+  created_on timestamptz NOT NULL DEFAULT now(),
+  updated_on timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE SEQUENCE ${s}.jobs_id_seq AS bigint;
+
+-- One logical table, list-partitioned by queue: every queue shares the default partition unless it
+-- asks for one of its own, and a claim always names its queue, so it reads one partition only.
+CREATE TABLE ${s}.jobs (
+  id bigint NOT NULL DEFAULT nextval('${s}.jobs_id_seq'),
+  queue text NOT NULL,
+  state ${s}.job_state NOT NULL DEFAULT 'created',
+  priority integer NOT NULL DEFAULT 0,
+  data jsonb,
+  output jsonb,
+  singleton_key text,
+  dedupe_key text,
+  start_after timestamptz NOT NULL DEFAULT now(),
+  retry_count integer NOT NULL DEFAULT 0 CHECK (retry_count >= 0),
+  retry_limit integer NOT NULL CHECK (retry_limit >= 0),
+  retry_delay integer NOT NULL CHECK (retry_delay >= 0),
+  retry_backoff boolean NOT NULL,
+  retry_delay_max integer,
+  expire_seconds integer NOT NULL CHECK (expire_seconds BETWEEN 1 AND 86400),
+  heartbeat_seconds integer,
+  delete_after_seconds integer NOT NULL,
+  lease_until timestamptz,
+  heartbeat_until timestamptz,
+  worker_id text,
+  created_on timestamptz NOT NULL DEFAULT now(),
+  started_on timestamptz,
+  completed_on timestamptz,
+  keep_until timestamptz NOT NULL,
+  dead_letter text,
+  source_name text,
+  source_id bigint,
+  source_created_on timestamptz,
+  source_retry_count integer,
+  source_output jsonb,
+  source_root_id bigint,
+  PRIMARY KEY (queue, id),
+  -- an active job always has a holder and a lease (a finished one keeps the id of the worker that ran it)
+  CHECK (state <> 'active' OR (worker_id IS NOT NULL AND lease_until IS NOT NULL))
+) PARTITION BY LIST (queue);
+
+ALTER SEQUENCE ${s}.jobs_id_seq OWNED BY ${s}.jobs.id;
+
+CREATE TABLE ${s}.jobs_default PARTITION OF ${s}.jobs DEFAULT;
+
+-- The claim's index: only jobs that can still run (created, retry), in claim order. Finished rows never
+-- enter it, so its size follows the backlog, not the history the table keeps.
+CREATE INDEX jobs_ready_idx ON ${s}.jobs (queue, priority DESC, start_after, id) WHERE state < 'active';
+
+-- Expired leases are found here; it holds active jobs only.
+CREATE INDEX jobs_lease_idx ON ${s}.jobs (lease_until) WHERE state = 'active';
+
+-- One NOTIFY per inserting statement and queue, none for deferred jobs or queues with notify off.
+-- Delivered at commit, so a job sent inside a rolled-back transaction wakes nobody.
+CREATE FUNCTION ${s}.notify_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('pgqueue_' || TG_TABLE_SCHEMA, n.queue)
+  FROM (SELECT DISTINCT i.queue FROM inserted i WHERE i.start_after <= now()) n
+  JOIN ${s}.queues q ON q.name = n.queue AND q.notify;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER jobs_notify AFTER INSERT ON ${s}.jobs
+  REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.notify_jobs_inserted();
+`,
+};

@@ -1,0 +1,14 @@
+/**
+ * Versioned migrations: the installer of the queue's tables. Each is applied once, in order, inside the
+ * transaction that holds the migration lock (see lib/core/migrate.ts), and recorded in `migrations`.
+ * `s` is the schema name, already validated and quoted as an identifier.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly up: (s: string) => string;
+}
+
+import { init } from './0001_init.js';
+
+export const MIGRATIONS: readonly Migration[] = [init];
