@@ -1,0 +1,87 @@
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('claim');
+const q = f.create();
+afterAll(() => f.cleanup());
+
+describe('fetch (the claim)', () => {
+  it('claims in order: priority first, then start_after, then id', async () => {
+    await q.createQueue('order');
+    const past = new Date(Date.now() - 60_000);
+    const [low, high, olderStart, plain] = await q.insert('order', [
+      { data: 'low', priority: -1 },
+      { data: 'high', priority: 10 },
+      { data: 'older-start', startAfter: past },
+      { data: 'plain' },
+    ]);
+    const jobs = await q.fetch('order', { batchSize: 10 });
+    expect(jobs.map((j) => j.id)).toEqual([high, olderStart, plain, low]);
+    expect(jobs.every((j) => j.name === 'order' && j.retryCount === 0)).toBe(true);
+  });
+
+  it('marks claimed jobs active with a lease and holder', async () => {
+    await q.createQueue('lease', { expireInSeconds: 42 });
+    const id = await q.send('lease', { x: 1 });
+    const [job] = await q.fetch('lease');
+    expect(job!.id).toBe(id);
+    const [row] = await f.sql<{ state: string; worker_id: string; lease_s: number }>(
+      `SELECT state::text, worker_id, extract(epoch FROM lease_until - started_on)::int AS lease_s FROM $schema.jobs WHERE id = $1`,
+      [id],
+    );
+    expect(row).toEqual({ state: 'active', worker_id: q.fetcherId, lease_s: 42 });
+    expect(await q.fetch('lease')).toEqual([]);
+  });
+
+  it('does not claim deferred jobs until their time', async () => {
+    await q.createQueue('deferred');
+    const id = await q.send('deferred', {}, { startAfter: 3600 });
+    expect(await q.fetch('deferred')).toEqual([]);
+    await f.sql(`UPDATE $schema.jobs SET start_after = now() - interval '1 second' WHERE id = $1`, [id]);
+    expect((await q.fetch('deferred')).map((j) => j.id)).toEqual([id]);
+  });
+
+  it('minPriority and maxPriority filter what is claimed', async () => {
+    await q.createQueue('prio');
+    const [p1, p5, p9] = await q.insert('prio', [{ priority: 1 }, { priority: 5 }, { priority: 9 }]);
+    expect((await q.fetch('prio', { batchSize: 5, minPriority: 2, maxPriority: 8 })).map((j) => j.id)).toEqual([p5]);
+    expect((await q.fetch('prio', { batchSize: 5, maxPriority: 3 })).map((j) => j.id)).toEqual([p1]);
+    expect((await q.fetch('prio', { batchSize: 5 })).map((j) => j.id)).toEqual([p9]);
+  });
+
+  it('concurrent claimers never receive the same job', async () => {
+    await q.createQueue('race');
+    const ids = await q.insert('race', Array.from({ length: 400 }, (_, i) => ({ data: i })));
+    const claimers = Array.from({ length: 4 }, () => f.create({ poolSize: 3 }));
+    const claimed: string[] = [];
+    await Promise.all(
+      claimers.map(async (c) => {
+        for (;;) {
+          const batch = await c.fetch('race', { batchSize: 7 });
+          if (batch.length === 0) return;
+          claimed.push(...batch.map((j) => j.id));
+        }
+      }),
+    );
+    expect(claimed).toHaveLength(400);
+    expect(new Set(claimed).size).toBe(400);
+    expect([...claimed].sort()).toEqual([...ids].sort());
+  });
+
+  it('the claim reads the ready index, not the finished rows', async () => {
+    await q.createQueue('plan');
+    await q.insert('plan', Array.from({ length: 50 }, (_, i) => ({ data: i })));
+    // 20,000 finished rows, which the ready index never holds.
+    await f.sql(`INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+      SELECT 'plan', 'completed', 0, 0, false, 60, 60, now() FROM generate_series(1, 20000)`);
+    await f.sql('ANALYZE $schema.jobs_default');
+    const plan = (await f.sql<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT id FROM $schema.jobs WHERE queue = 'plan' AND state < 'active' AND start_after <= now() ORDER BY priority DESC, start_after, id LIMIT 5`,
+    )).map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/Index (Only )?Scan using jobs_default_queue_priority_start_after_id_idx/);
+    const [size] = await f.sql<{ ready: number; pkey: number }>(
+      `SELECT pg_relation_size($1::regclass)::int AS ready, pg_relation_size($2::regclass)::int AS pkey`,
+      [`"${f.schema}".jobs_default_queue_priority_start_after_id_idx`, `"${f.schema}".jobs_default_pkey`],
+    );
+    expect(size!.ready * 10).toBeLessThan(size!.pkey);
+  });
+});

@@ -1,0 +1,36 @@
+import type pg from 'pg';
+import { PgQueue } from '../../lib/core/pg-queue.js';
+import type { QueueModuleOptions } from '../../lib/core/config.js';
+import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from './db.js';
+
+/**
+ * One test file's queue: its own schema, a PgQueue on it, and a pool for direct checks.
+ * `cleanup()` closes every queue it made and drops the schema.
+ */
+export function queueFixture(prefix: string) {
+  const schema = uniqueSchema(prefix);
+  const pool: pg.Pool = testPool();
+  const made: PgQueue[] = [];
+  const logger = recordingLogger();
+  const fixture = {
+    schema,
+    pool,
+    logger,
+    /** A new engine on this file's schema; closed by cleanup. */
+    create(options: Partial<QueueModuleOptions> = {}): PgQueue {
+      const q = new PgQueue({ connectionString: testUrl(), schema, logger, ...options });
+      made.push(q);
+      return q;
+    },
+    async cleanup(): Promise<void> {
+      await Promise.all(made.map((q) => q.close()));
+      await dropSchema(pool, schema);
+      await pool.end();
+    },
+    /** Runs SQL against this file's schema (tests only; the engine's SQL lives in lib/core/sql). */
+    async sql<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<R[]> {
+      return (await pool.query<R>(text.replaceAll('$schema', `"${schema}"`), values)).rows;
+    },
+  };
+  return fixture;
+}
