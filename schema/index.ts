@@ -7,10 +7,13 @@
  * The schema name is configurable, so the tables come from a factory: `createQueueSchema('myschema')`.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
   const schema = pgSchema(name);
+  // `jobs.id` is filled by the sequence the migration creates beside the table, as a quoted literal for nextval
+  const jobsIdSeq = `"${name.replace(/"/g, '""')}".jobs_id_seq`;
+  const jobsIdSeqLiteral = `'${jobsIdSeq.replace(/'/g, "''")}'`;
 
   const jobState = schema.enum('job_state', ['created', 'retry', 'active', 'completed', 'cancelled', 'failed']);
 
@@ -18,7 +21,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     name: text('name').primaryKey(),
     policy: text('policy').notNull().default('standard'),
     partition: boolean('partition').notNull().default(false),
-    deadLetter: text('dead_letter'),
+    deadLetter: text('dead_letter').references((): AnyPgColumn => queues.name),
     warningQueueSize: integer('warning_queue_size'),
     notify: boolean('notify').notNull().default(true),
     retryLimit: integer('retry_limit').notNull().default(2),
@@ -36,7 +39,9 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
   const jobs = schema.table(
     'jobs',
     {
-      id: bigint('id', { mode: 'bigint' }).notNull(),
+      id: bigint('id', { mode: 'bigint' })
+        .notNull()
+        .default(sql.raw(`nextval(${jobsIdSeqLiteral}::regclass)`)),
       queue: text('queue').notNull(),
       state: jobState('state').notNull().default('created'),
       priority: integer('priority').notNull().default(0),
@@ -70,7 +75,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     },
     (t) => [
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
-      index('jobs_ready_idx').on(t.queue, t.priority.desc(), t.startAfter, t.id).where(sql`state < 'active'`),
+      // nullsFirst: PostgreSQL's own default for DESC, as the migration has it (drizzle would say NULLS LAST)
+      index('jobs_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active'`),
       index('jobs_lease_idx').on(t.leaseUntil).where(sql`state = 'active'`),
     ],
   );

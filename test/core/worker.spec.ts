@@ -1,0 +1,171 @@
+import type { Job } from '../../lib/core/types.js';
+import { deferred, stateCounts, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('worker');
+afterAll(() => f.cleanup());
+
+describe('worker loop', () => {
+  it("a handler's return value becomes the output; a throw retries, then fails the job", async () => {
+    const q = f.create();
+    await q.createQueue('w.outcome', { retryLimit: 1 });
+    await q.work('w.outcome', { pollingIntervalSeconds: 0.1 }, async (job: Job<{ ok: boolean }>) => {
+      if (!job.data.ok) throw new Error(`attempt ${job.retryCount} broke`);
+      return { doubled: 2 };
+    });
+    const good = (await q.send('w.outcome', { ok: true }))!;
+    const bad = (await q.send('w.outcome', { ok: false }))!;
+    await until(async () => (await q.getJobById('w.outcome', good))!.state === 'completed', 'good job completed');
+    await until(async () => (await q.getJobById('w.outcome', bad))!.state === 'failed', 'bad job failed');
+    expect((await q.getJobById('w.outcome', good))!.output).toEqual({ doubled: 2 });
+    const failed = (await q.getJobById('w.outcome', bad))!;
+    expect(failed.retryCount).toBe(1);
+    expect((failed.output as { errors: { message: string }[] }).errors.map((e) => e.message)).toEqual(['attempt 0 broke', 'attempt 1 broke']);
+    await q.offWork('w.outcome');
+  });
+
+  it('a throw of a non-Error, a rejected promise, or an output that is not JSON fails the attempt and the loop goes on', async () => {
+    const q = f.create();
+    await q.createQueue('w.poison', { retryLimit: 0 });
+    await q.work('w.poison', { pollingIntervalSeconds: 0.1 }, (job: Job<string>) => {
+      if (job.data === 'string') throw 'plain string';
+      if (job.data === 'reject') return Promise.reject({ code: 42 });
+      if (job.data === 'bigint') return { n: 1n };
+      return 'fine';
+    });
+    const ids = await q.insert('w.poison', [{ data: 'string' }, { data: 'reject' }, { data: 'bigint' }, { data: 'ok' }]);
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.poison')).failed === 3, 'three failed');
+    await until(async () => (await q.getJobById('w.poison', ids[3]!))!.state === 'completed', 'the good one completed');
+    const messages = await Promise.all(ids.slice(0, 3).map(async (id) => ((await q.getJobById('w.poison', id))!.output as { error: { message: string } }).error.message));
+    expect(messages[0]).toBe('plain string');
+    expect(messages[1]).toContain('{"code":42}');
+    expect(messages[2]).toContain('a BigInt at n');
+    await q.offWork('w.poison');
+  });
+
+  it('never runs more handlers at once than its concurrency', async () => {
+    const q = f.create();
+    await q.createQueue('w.conc');
+    let running = 0;
+    let peak = 0;
+    let done = 0;
+    await q.work('w.conc', { concurrency: 3, batchSize: 2, pollingIntervalSeconds: 0.1 }, async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setImmediate(r));
+      await f.sql('SELECT pg_sleep(0.005)');
+      running--;
+      done++;
+    });
+    await q.insert('w.conc', Array.from({ length: 40 }, (_, i) => ({ data: i })));
+    await until(() => done === 40, '40 jobs done');
+    expect(peak).toBe(3);
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.conc')).completed === 40, 'all completed in the table');
+    await q.offWork('w.conc');
+  });
+
+  it('an idle worker is woken by NOTIFY, not by its polling interval', async () => {
+    const q = f.create();
+    await q.createQueue('w.notify');
+    const seen: string[] = [];
+    await q.work('w.notify', { pollingIntervalSeconds: 3600 }, (job) => void seen.push(job.id));
+    const first = (await q.send('w.notify', {}))!;
+    await until(() => seen.includes(first), 'first job handled');
+    // The loop has claimed fewer jobs than it asked for and sleeps for an hour unless notified.
+    const second = (await q.send('w.notify', {}))!;
+    await until(() => seen.includes(second), 'second job handled through NOTIFY');
+    await q.offWork('w.notify');
+  });
+
+  it('without LISTEN/NOTIFY, polling finds the jobs', async () => {
+    const q = f.create({ useListenNotify: false });
+    await q.createQueue('w.poll');
+    await q.work('w.poll', { pollingIntervalSeconds: 0.05 }, () => 'polled');
+    const id = (await q.send('w.poll', {}))!;
+    await until(async () => (await q.getJobById('w.poll', id))!.state === 'completed', 'completed by polling');
+    await q.offWork('w.poll');
+  });
+
+  it('a result from a job that was cancelled meanwhile is discarded and logged', async () => {
+    const q = f.create();
+    await q.createQueue('w.stale');
+    const release = deferred();
+    const started = deferred<string>();
+    await q.work('w.stale', { pollingIntervalSeconds: 0.1 }, async (job) => {
+      started.resolve(job.id);
+      await release.promise;
+      return 'too late';
+    });
+    await q.send('w.stale', {});
+    const id = await started.promise;
+    await q.cancel('w.stale', id);
+    release.resolve();
+    await until(() => f.logger.lines.some((l) => l.level === 'warn' && l.message.includes(`job ${id} `)), 'discard warning');
+    expect(await q.getJobById('w.stale', id)).toMatchObject({ state: 'cancelled', output: null });
+    await q.offWork('w.stale');
+  });
+});
+
+describe('stopping workers', () => {
+  it('waits for in-flight handlers that finish within the timeout', async () => {
+    const q = f.create({ shutdownTimeoutMs: 10_000 });
+    await q.createQueue('w.drain');
+    const gate = deferred();
+    let started = 0;
+    await q.work('w.drain', { concurrency: 4 }, async () => {
+      started++;
+      await gate.promise;
+      return 'drained';
+    });
+    await q.insert('w.drain', [{}, {}, {}, {}]);
+    await until(() => started === 4, 'four handlers started');
+    const stopping = q.stopWorkers();
+    gate.resolve();
+    await stopping;
+    expect(await stateCounts(f.pool, f.schema, 'w.drain')).toEqual({ completed: 4 });
+  });
+
+  it('past the timeout it aborts job.signal and hands the jobs back at once, with no attempt counted', async () => {
+    const q = f.create({ shutdownTimeoutMs: 100 });
+    await q.createQueue('w.handback');
+    const signals: AbortSignal[] = [];
+    await q.work('w.handback', { concurrency: 5 }, (job) => {
+      signals.push(job.signal);
+      return new Promise(() => undefined); // never settles on its own
+    });
+    await q.insert('w.handback', Array.from({ length: 5 }, () => ({})));
+    await until(() => signals.length === 5, 'five handlers started');
+    await q.stopWorkers();
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    const rows = await f.sql<{ state: string; retry_count: number; worker_id: string | null }>(
+      `SELECT state::text, retry_count, worker_id FROM $schema.jobs WHERE queue = 'w.handback'`,
+    );
+    expect(rows).toHaveLength(5);
+    expect(rows.every((r) => r.state === 'created' && r.retry_count === 0 && r.worker_id === null)).toBe(true);
+
+    const other = f.create();
+    await other.work('w.handback', { concurrency: 5, pollingIntervalSeconds: 0.1 }, () => 'finished elsewhere');
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.handback')).completed === 5, 'another instance finished them');
+    await other.offWork('w.handback');
+  });
+
+  it('offWork stops claiming for that queue only', async () => {
+    const q = f.create();
+    await q.createQueue('w.off.a');
+    await q.createQueue('w.off.b');
+    await q.work('w.off.a', { pollingIntervalSeconds: 0.05 }, () => 'a');
+    await q.work('w.off.b', { pollingIntervalSeconds: 0.05 }, () => 'b');
+    expect(q.workerCount).toBe(2);
+    await q.offWork('w.off.a');
+    expect(q.workerCount).toBe(1);
+    const b = (await q.send('w.off.b', {}))!;
+    await until(async () => (await q.getJobById('w.off.b', b))!.state === 'completed', 'b still worked');
+    await q.offWork('w.off.b');
+  });
+
+  it('work() on an instance with workers: false is refused', async () => {
+    const q = f.create({ workers: false });
+    await q.createQueue('w.noworkers');
+    await expect(q.work('w.noworkers', {}, () => 1)).rejects.toThrow('workers: false');
+  });
+});

@@ -1,0 +1,176 @@
+import { Inject, Injectable, Module, Scope, type OnModuleDestroy, type BeforeApplicationShutdown } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { QueueHandler, QueueModule, QueueService, QUEUE_CONFIG, type Job, type ResolvedConfig } from 'nestjs-pgqueue';
+import { dropSchema, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+
+const schema = uniqueSchema('e2e_module');
+const pool = testPool();
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+const quiet = { logger: false as const };
+
+describe('handler registration', () => {
+  it('two handlers for one queue make bootstrap throw, naming both classes and methods', async () => {
+    @Injectable()
+    class First {
+      @QueueHandler('dup')
+      handle() {}
+    }
+    @Injectable()
+    class Second {
+      @QueueHandler('dup')
+      process() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [First, Second] })
+    class DupModule {}
+    const err = await NestFactory.createApplicationContext(DupModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain('First.handle');
+    expect((err as Error).message).toContain('Second.process');
+    expect((err as Error).message).toContain('queue "dup" has 2 handlers');
+  });
+
+  it('a handler on a request-scoped provider makes bootstrap throw, naming it', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @QueueHandler('scoped')
+      handle() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [PerRequest] })
+    class ScopedModule {}
+    const err = await NestFactory.createApplicationContext(ScopedModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toContain('PerRequest.handle');
+    expect((err as Error).message).toContain('request-scoped');
+  });
+
+  it('bad decorator options make bootstrap throw with the field and the handler', async () => {
+    @Injectable()
+    class BadOptions {
+      @QueueHandler('bad-opts', { concurrency: 0 })
+      handle() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [BadOptions] })
+    class BadModule {}
+    const err = await NestFactory.createApplicationContext(BadModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toContain("@QueueHandler('bad-opts') on BadOptions.handle.concurrency must be an integer from 1 to 10000, got 0");
+  });
+
+  it('loops start at application bootstrap, never during module init', async () => {
+    const events: string[] = [];
+    @Injectable()
+    class Early {
+      constructor(private readonly queue: QueueService) {}
+      async onModuleInit() {
+        await this.queue.createQueue('early');
+        await this.queue.send('early', {});
+        events.push(`init: loops=${this.queue.workerCount}`);
+      }
+      @QueueHandler('early', { pollingIntervalSeconds: 0.1 })
+      handle() {
+        events.push('handled');
+      }
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [Early] })
+    class EarlyModule {}
+    const app = await NestFactory.createApplicationContext(EarlyModule, quiet);
+    await until(() => events.includes('handled'), 'job handled after bootstrap');
+    expect(events[0]).toBe('init: loops=0');
+    await app.close();
+  });
+});
+
+describe('module configuration', () => {
+  it('forRootAsync resolves options from an injected provider, through the same resolver', async () => {
+    const SETTINGS = Symbol('settings');
+    @Module({ providers: [{ provide: SETTINGS, useValue: { url: testUrl(), timeout: 1234 } }], exports: [SETTINGS] })
+    class SettingsModule {}
+    @Module({
+      imports: [
+        QueueModule.forRootAsync({
+          imports: [SettingsModule],
+          inject: [SETTINGS],
+          useFactory: async (s: { url: string; timeout: number }) => ({ connectionString: s.url, schema, shutdownTimeoutMs: s.timeout }),
+        }),
+      ],
+    })
+    class AsyncModule {}
+    const app = await NestFactory.createApplicationContext(AsyncModule, quiet);
+    const config = app.get<ResolvedConfig>(QUEUE_CONFIG);
+    expect(config).toMatchObject({ schema, shutdownTimeoutMs: 1234, maxPayloadBytes: 1_048_576, workers: true });
+    expect(Object.isFrozen(config)).toBe(true);
+    await app.close();
+  });
+
+  it('forRootAsync with a bad option fails at boot, naming the field', async () => {
+    @Module({ imports: [QueueModule.forRootAsync({ useFactory: () => ({ connectionString: testUrl(), poolSize: 0 }) })] })
+    class BadAsync {}
+    const err = await NestFactory.createApplicationContext(BadAsync, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toContain('poolSize must be an integer from 1 to 1000, got 0');
+  });
+
+  it('workers: false sends but never claims', async () => {
+    @Injectable()
+    class Worker {
+      @QueueHandler('api-only')
+      handle() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, workers: false })], providers: [Worker] })
+    class ApiModule {}
+    const app = await NestFactory.createApplicationContext(ApiModule, quiet);
+    const queue = app.get(QueueService);
+    expect(await queue.getQueue('api-only')).not.toBeNull();
+    const id = (await queue.send('api-only', { from: 'api node' }))!;
+    expect(queue.workerCount).toBe(0);
+    expect((await queue.getJobById('api-only', id))!.state).toBe('created');
+    await app.close();
+  });
+
+  it('a pool it was handed is never closed; a Drizzle db works the same', async () => {
+    const handed = new pg.Pool({ connectionString: testUrl(), max: 3 });
+    @Module({ imports: [QueueModule.forRoot({ pool: handed, schema })] })
+    class PoolModule {}
+    const app = await NestFactory.createApplicationContext(PoolModule, quiet);
+    await app.get(QueueService).createQueue('handed');
+    await app.close();
+    expect((await handed.query('SELECT 1 AS ok')).rows[0].ok).toBe(1);
+
+    @Module({ imports: [QueueModule.forRoot({ db: drizzle(handed), schema })] })
+    class DrizzleModule {}
+    const app2 = await NestFactory.createApplicationContext(DrizzleModule, quiet);
+    expect(await app2.get(QueueService).send('handed', { via: 'drizzle' })).toMatch(/^\d+$/);
+    await app2.close();
+    expect((await handed.query('SELECT 1 AS ok')).rows[0].ok).toBe(1);
+    await handed.end();
+  });
+
+  it("send() works in other providers' shutdown hooks, until the queue module's own hook runs", async () => {
+    const sent: (string | null)[] = [];
+    @Injectable()
+    class Farewell implements OnModuleDestroy, BeforeApplicationShutdown {
+      constructor(@Inject(QueueService) private readonly queue: QueueService) {}
+      async onModuleInit() {
+        await this.queue.createQueue('farewell');
+      }
+      async onModuleDestroy() {
+        sent.push(await this.queue.send('farewell', { hook: 'onModuleDestroy' }));
+      }
+      async beforeApplicationShutdown() {
+        sent.push(await this.queue.send('farewell', { hook: 'beforeApplicationShutdown' }));
+      }
+    }
+    @Module({ providers: [Farewell] })
+    class FeatureModule {}
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema }), FeatureModule] })
+    class RootModule {}
+    const app = await NestFactory.createApplicationContext(RootModule, quiet);
+    await app.close();
+    expect(sent).toHaveLength(2);
+    expect(sent.every((id) => typeof id === 'string')).toBe(true);
+    expect((await stateCounts(pool, schema, 'farewell')).created).toBe(2);
+  });
+});
