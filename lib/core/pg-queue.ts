@@ -5,6 +5,7 @@ import { callerExecutor, drizzlePool, pgExecutor, type Executor } from './db.js'
 import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
+import { Supervisor } from './supervisor.js';
 import {
   parseQueueOptions,
   parseSendOptions,
@@ -56,6 +57,7 @@ export class PgQueue extends EventEmitter {
   private starting: Promise<void> | null = null;
   private closed = false;
   private notifier: Notifier | null = null;
+  private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
   readonly fetcherId = newWorkerId();
@@ -90,6 +92,32 @@ export class PgQueue extends EventEmitter {
     }
     this.exec = pgExecutor(this.pool);
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+    if (cfg.supervise) {
+      this.supervisor = new Supervisor(
+        () => this.maintain().then(() => undefined),
+        cfg.maintenanceIntervalSeconds * 1000,
+        (err) => this.reportError(err, 'maintenance pass'),
+      );
+      this.supervisor.start();
+    }
+  }
+
+  /**
+   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted) or
+   * fail when no retries remain. Runs on its own every `maintenanceIntervalSeconds` when `supervise` is on;
+   * safe to run from several instances at once.
+   */
+  async maintain(): Promise<{ reaped: number }> {
+    const exec = await this.db();
+    const batch = 1000;
+    let reaped = 0;
+    for (;;) {
+      const rows = await exec.query<{ id: string; queue: string; state: string }>(this.statements.reapExpiredLeases, [batch, this.config.channel]);
+      reaped += rows.length;
+      if (rows.length < batch) break;
+    }
+    if (reaped > 0) this.warning(`${reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
+    return { reaped };
   }
 
   private async db(): Promise<Executor> {
@@ -421,9 +449,11 @@ export class PgQueue extends EventEmitter {
   /** Stops the loops, then closes the pool if the queue created it (never a pool it was handed). */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.stopWorkers();
-    this.closed = true;
     await this.starting?.catch(() => undefined);
+    await this.stopWorkers();
+    await this.supervisor?.stop();
+    this.supervisor = null;
+    this.closed = true;
     if (this.config.connectionString && this.pool) await this.pool.end();
     this.pool = null;
     this.exec = null;

@@ -1,3 +1,5 @@
+import { KEEP_FINISHED } from './fragments.js';
+
 /** Job control by id: inspection, cancel, resume, delete. */
 
 const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
@@ -20,8 +22,7 @@ UPDATE ${s}.jobs j SET
   completed_on = now(),
   lease_until = NULL,
   heartbeat_until = NULL,
-  keep_until = CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
-    ELSE now() + j.delete_after_seconds * interval '1 second' END
+  keep_until = ${KEEP_FINISHED}
 WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) AND j.state < 'completed'
 RETURNING j.id::text`;
 

@@ -1,12 +1,10 @@
+import { APPEND_ERROR, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
  * round trip, and every statement is fenced: it changes a row only while the row is still the attempt
  * that was claimed (retry_count, and the worker id when a worker settles). A stale worker gets 0 rows.
  */
-
-/** How a finished job's keep_until is set: 0 seconds keeps it forever. */
-const KEEP_FINISHED = `CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
-    ELSE now() + j.delete_after_seconds * interval '1 second' END`;
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any attempt), $4 outputs jsonb[],
@@ -30,8 +28,7 @@ RETURNING j.id::text`;
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
  * `failed`. Each attempt's error is appended to output.errors; output.error is the latest.
  *
- * Delay: an error's retryAfterSeconds wins; else with backoff
- * min(retryDelayMax, retryDelay * (2^min(16,n)/2 + 2^min(16,n)/2 * random())) for the n-th retry; else retryDelay.
+ * Delay: an error's retryAfterSeconds wins, else RETRY_DELAY.
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[], $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder)
@@ -40,14 +37,7 @@ export const failJobs = (s: string) => `
 WITH f AS (
   SELECT j.queue, j.id, u.error,
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false)) AS retrying,
-    CASE
-      WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8
-      WHEN j.retry_backoff THEN least(
-        coalesce(j.retry_delay_max, 2147483647)::float8,
-        j.retry_delay * (power(2, least(16, j.retry_count + 1)) / 2
-          + power(2, least(16, j.retry_count + 1)) / 2 * random()))
-      ELSE j.retry_delay::float8
-    END AS delay
+    CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
   FROM ${s}.jobs j
   JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[])
     AS u(id, retry_count, error, permanent, retry_after) ON j.id = u.id
@@ -64,9 +54,7 @@ UPDATE ${s}.jobs j SET
   keep_until = CASE WHEN f.retrying THEN j.keep_until ELSE ${KEEP_FINISHED} END,
   lease_until = NULL,
   heartbeat_until = NULL,
-  output = jsonb_build_object(
-    'error', f.error,
-    'errors', coalesce(j.output -> 'errors', '[]'::jsonb) || jsonb_build_array(f.error))
+  output = ${APPEND_ERROR('f.error')}
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING j.id::text, j.state::text`;

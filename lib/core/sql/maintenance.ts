@@ -1,0 +1,41 @@
+import { APPEND_ERROR, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+
+/**
+ * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry
+ * delay) or to `failed` when no retries remain, and records why in the output. Only the database's clock
+ * is read. Rows are locked with SKIP LOCKED and re-checked, so a job completed in the instant between
+ * this read and this write stays completed, and two reapers never reap one job twice.
+ * Wakes the queues' workers with a NOTIFY.
+ *
+ * $1 most jobs per pass, $2 channel
+ */
+export const reapExpiredLeases = (s: string) => `
+WITH expired AS MATERIALIZED (
+  SELECT j.queue, j.id,
+    (j.retry_count < j.retry_limit) AS retrying,
+    jsonb_build_object(
+      'name', 'LeaseExpiredError',
+      'message', CASE WHEN j.lease_until < now()
+        THEN format('lease of %s seconds ran out (worker %s)', j.expire_seconds, j.worker_id)
+        ELSE format('no heartbeat for %s seconds (worker %s)', j.heartbeat_seconds, j.worker_id) END,
+      'retryCount', j.retry_count) AS error
+  FROM ${s}.jobs j
+  WHERE j.state = 'active' AND (j.lease_until < now() OR j.heartbeat_until < now())
+  ORDER BY j.lease_until
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED
+), reaped AS (
+  UPDATE ${s}.jobs j SET
+    state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
+    retry_count = j.retry_count + e.retrying::int,
+    start_after = CASE WHEN e.retrying THEN now() + (${RETRY_DELAY}) * interval '1 second' ELSE j.start_after END,
+    completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
+    keep_until = CASE WHEN e.retrying THEN j.keep_until ELSE ${KEEP_FINISHED} END,
+    lease_until = NULL,
+    heartbeat_until = NULL,
+    output = ${APPEND_ERROR('e.error')}
+  FROM expired e
+  WHERE j.queue = e.queue AND j.id = e.id AND j.state = 'active'
+  RETURNING j.id, j.queue, j.state
+)
+SELECT r.id::text, r.queue, r.state::text, pg_notify($2, r.queue)::text AS notified FROM reaped r`;

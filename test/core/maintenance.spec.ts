@@ -1,0 +1,70 @@
+import { queueFixture } from '../helpers/queue.js';
+import { until } from '../helpers/db.js';
+
+const f = queueFixture('maint');
+const q = f.create({ supervise: false });
+afterAll(() => f.cleanup());
+
+let queueName = 'm';
+let queues = 0;
+beforeEach(async () => {
+  // A queue per test, so a job put back by one test is never claimed by the next.
+  queueName = `m${++queues}`;
+  await q.createQueue(queueName, { retryLimit: 1 });
+});
+
+async function claimOne(options = {}): Promise<string> {
+  const id = (await q.send(queueName, {}, options))!;
+  const [job] = await q.fetch(queueName);
+  expect(job!.id).toBe(id);
+  return id;
+}
+
+describe('reaping expired leases', () => {
+  it('a job whose lease ran out goes back to retry, attempt counted, with the reason in its output', async () => {
+    const id = await claimOne();
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    expect((await q.maintain()).reaped).toBe(1);
+    const job = (await q.getJobById(queueName, id))!;
+    expect(job).toMatchObject({ state: 'retry', retryCount: 1, leaseUntil: null });
+    expect((job.output as { error: { name: string; message: string } }).error).toMatchObject({ name: 'LeaseExpiredError' });
+    expect((job.output as { error: { message: string } }).error.message).toContain('lease of 900 seconds ran out');
+  });
+
+  it('with no retries left it fails, visibly', async () => {
+    const id = await claimOne({ retryLimit: 0 });
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    await q.maintain();
+    expect(await q.getJobById(queueName, id)).toMatchObject({ state: 'failed', retryCount: 0 });
+  });
+
+  it('a missed heartbeat counts like an expired lease', async () => {
+    const id = await claimOne({ heartbeatSeconds: 30 });
+    await f.sql(`UPDATE $schema.jobs SET heartbeat_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    await q.maintain();
+    const job = (await q.getJobById(queueName, id))!;
+    expect(job.state).toBe('retry');
+    expect((job.output as { error: { message: string } }).error.message).toContain('no heartbeat for 30 seconds');
+  });
+
+  it('live leases and finished jobs are left alone, and the stale holder can no longer complete', async () => {
+    const live = await claimOne();
+    const stale = await claimOne();
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [stale]);
+    expect((await q.maintain()).reaped).toBe(1);
+    expect((await q.getJobById(queueName, live))!.state).toBe('active');
+    expect((await q.complete(queueName, { id: stale, retryCount: 0 })).updated).toBe(0);
+    expect((await q.complete(queueName, live)).updated).toBe(1);
+    expect((await q.maintain()).reaped).toBe(0);
+    expect((await q.getJobById(queueName, live))!.state).toBe('completed');
+  });
+
+  it('a supervising instance reaps on its own, and the job is worked again', async () => {
+    const id = await claimOne();
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    const supervisor = f.create({ supervise: true, maintenanceIntervalSeconds: 1 });
+    await supervisor.work(queueName, { pollingIntervalSeconds: 0.1 }, (job) => `attempt ${job.retryCount}`);
+    await until(async () => (await q.getJobById(queueName, id))!.state === 'completed', 'reaped and completed');
+    expect((await q.getJobById(queueName, id))!.output).toBe('attempt 1');
+  });
+});
