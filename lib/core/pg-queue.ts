@@ -42,6 +42,12 @@ const consoleLogger: QueueLogger = {
 };
 
 const ID_PATTERN = /^[1-9]\d{0,18}$/;
+const MAX_ID = 9_223_372_036_854_775_807n;
+
+/** A job id as stored: a positive bigint, given as a string of digits. */
+function isJobId(value: unknown): value is string {
+  return typeof value === 'string' && ID_PATTERN.test(value) && BigInt(value) <= MAX_ID;
+}
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
@@ -86,7 +92,9 @@ export class PgQueue extends EventEmitter {
     if (cfg.connectionString) {
       this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize });
       // An idle connection that the server drops must not crash the process; the next query reconnects.
-      this.pool.on('error', (err) => this.warning(`idle connection error: ${err.message}`));
+      this.pool.on('error', (err) => {
+        if (!this.closed) this.warning(`idle connection error: ${err.message}`);
+      });
     } else {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
@@ -465,11 +473,11 @@ function parseRefs(ids: JobRef | JobRef[]): { id: string; retryCount: number | n
   if (list.length === 0) throw new InvalidOptionError('ids', 'at least one job id', ids);
   return list.map((ref, i) => {
     const field = Array.isArray(ids) ? `ids[${i}]` : 'id';
-    if (typeof ref === 'string' && ID_PATTERN.test(ref)) return { id: ref, retryCount: null };
-    if (ref && typeof ref === 'object' && typeof ref.id === 'string' && ID_PATTERN.test(ref.id)) {
+    if (isJobId(ref)) return { id: ref, retryCount: null };
+    if (ref && typeof ref === 'object' && isJobId(ref.id)) {
       return { id: ref.id, retryCount: int(`${field}.retryCount`, ref.retryCount, 0) };
     }
-    throw new InvalidOptionError(field, 'a job id (a string of digits) or { id, retryCount }', ref);
+    throw new InvalidOptionError(field, 'a job id (a string of digits from 1 to 9223372036854775807) or { id, retryCount }', ref);
   });
 }
 

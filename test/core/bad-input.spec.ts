@@ -61,7 +61,7 @@ const cases: Case[] = [
   { what: 'data over maxPayloadBytes', call: (q) => q.send('good', { s: 'x'.repeat(2000) }), error: PayloadTooLargeError, says: ['data must serialise to at most 1000 bytes', 'got 2008 bytes'] },
   // insert: one bad job among good ones writes none
   { what: 'insert with one bad job', call: (q) => q.insert('good', [{ data: 1 }, { data: 2, priority: 1.5 }]), error: InvalidOptionError, says: ['jobs[1].priority', 'integer', 'got 1.5'] },
-  { what: 'insert with one oversized job', call: (q) => q.insert('good', [{ data: 1 }, { data: 'y'.repeat(2000) }]), error: PayloadTooLargeError, says: ['jobs[1].data', 'at most 1000 bytes'] },
+  { what: 'insert with one oversized job', call: (q) => q.insert<unknown>('good', [{ data: 1 }, { data: 'y'.repeat(2000) }]), error: PayloadTooLargeError, says: ['jobs[1].data', 'at most 1000 bytes'] },
   { what: 'insert with jobs not an array', call: (q) => q.insert('good', {} as never), error: InvalidOptionError, says: ['jobs must be an array', 'got {}'] },
   // queues
   { what: 'createQueue with negative retryLimit', call: (q) => q.createQueue('never-made', { retryLimit: -1 }), error: InvalidOptionError, says: ['options.retryLimit', 'from 0', 'got -1'] },
@@ -70,6 +70,7 @@ const cases: Case[] = [
   { what: 'createQueue with warningQueueSize 0', call: (q) => q.createQueue('never-made', { warningQueueSize: 0 }), error: InvalidOptionError, says: ['options.warningQueueSize', 'integer >= 1', 'got 0'] },
   // job ids and fetch
   { what: 'a job id that is not digits', call: (q) => q.complete('good', 'abc'), error: InvalidOptionError, says: ['id must be', 'string of digits', 'got "abc"'] },
+  { what: 'a job id past the bigint range', call: (q) => q.getJobById('good', '9999999999999999999'), error: InvalidOptionError, says: ['id must be', 'to 9223372036854775807', 'got "9999999999999999999"'] },
   { what: 'a fenced id with a negative retryCount', call: (q) => q.complete('good', [{ id: '1', retryCount: -1 }]), error: InvalidOptionError, says: ['ids[0].retryCount', 'integer >= 0', 'got -1'] },
   { what: 'fetch batchSize of 0', call: (q) => q.fetch('good', { batchSize: 0 }), error: InvalidOptionError, says: ['options.batchSize', 'from 1 to 10000', 'got 0'] },
   // worker options

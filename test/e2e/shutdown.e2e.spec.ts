@@ -1,4 +1,4 @@
-import { Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
 import { dropSchema, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
@@ -41,7 +41,7 @@ function appModule(handlers: unknown[]) {
   return AppModule;
 }
 
-let second: INestApplication | undefined;
+let second: INestApplicationContext | undefined;
 afterAll(async () => {
   await second?.close();
   await dropSchema(pool, schema);
