@@ -126,6 +126,9 @@ export class Worker {
   private notified = false;
   private waitingForWork = false;
   private wakeUp: (() => void) | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private beating: Promise<void> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -196,6 +199,7 @@ export class Worker {
     const abort = new AbortController();
     const entry: Running = { row, abort, released: false, settling: false, done: Promise.resolve() };
     this.running.set(row.id, entry);
+    if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
     entry.done = this.handle(entry).finally(() => {
       this.running.delete(row.id);
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
@@ -231,6 +235,43 @@ export class Worker {
     } catch (err) {
       // The job stays active under its lease; when the lease runs out it goes back to the queue.
       this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}"`);
+    }
+  }
+
+  /**
+   * Keeps the heartbeats of all running jobs that have one, in one statement per tick. A tick comes every
+   * third of the shortest heartbeat interval, so two ticks may fail before the reaper takes a job.
+   */
+  private scheduleHeartbeat(): void {
+    if (this.heartbeatTimer || this.stopped) return;
+    let shortest = Infinity;
+    for (const r of this.running.values()) if (r.row.heartbeat_seconds !== null) shortest = Math.min(shortest, r.row.heartbeat_seconds);
+    if (shortest === Infinity) return;
+    this.heartbeatTimer = setTimeout(() => {
+      this.beating = this.beat().finally(() => {
+        this.beating = null;
+        this.heartbeatTimer = null;
+        this.scheduleHeartbeat();
+      });
+    }, Math.max(200, (shortest * 1000) / 3));
+  }
+
+  private async beat(): Promise<void> {
+    const entries = [...this.running.values()].filter((r) => r.row.heartbeat_seconds !== null && !r.settling);
+    if (entries.length === 0) return;
+    try {
+      const held = await this.ctx.exec.query<{ id: string }>(
+        this.ctx.statements.heartbeatJobs,
+        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.retry_count), this.id],
+        preparedName(this.ctx.schema, 'heartbeatJobs'),
+      );
+      const alive = new Set(held.map((r) => r.id));
+      for (const r of entries) {
+        // Not held any more (reaped, cancelled, re-claimed): tell the handler to stop; its result will be refused.
+        if (!alive.has(r.row.id) && this.running.get(r.row.id) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
+      }
+    } catch (err) {
+      this.ctx.error(err, `heartbeat of queue "${this.queue}"`);
     }
   }
 
@@ -274,5 +315,9 @@ export class Worker {
       }
     }
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
+    this.stopped = true;
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    await this.beating;
+    this.heartbeatTimer = null;
   }
 }

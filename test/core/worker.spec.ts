@@ -169,3 +169,52 @@ describe('stopping workers', () => {
     await expect(q.work('w.noworkers', {}, () => 1)).rejects.toThrow('workers: false');
   });
 });
+
+describe('heartbeats', () => {
+  it('a running job with heartbeatSeconds is kept alive by the worker, so the reaper leaves it', async () => {
+    const q = f.create();
+    const reaper = f.create({ supervise: false });
+    await q.createQueue('w.hb', { heartbeatSeconds: 1 });
+    const gate = deferred();
+    const started = deferred<string>();
+    await q.work('w.hb', {}, async (job) => {
+      started.resolve(job.id);
+      await gate.promise;
+      return 'alive';
+    });
+    await q.send('w.hb', {});
+    const id = await started.promise;
+    const beatAt = async () => (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t.getTime();
+    const first = await beatAt();
+    await until(async () => (await beatAt()) > first, 'heartbeat extended by the worker');
+    await until(async () => (await beatAt()) > first + 300, 'heartbeat extended again');
+    expect((await reaper.maintain()).reaped).toBe(0);
+    gate.resolve();
+    await until(async () => (await q.getJobById('w.hb', id))?.state === 'completed', 'completed on its first attempt');
+    expect((await q.getJobById('w.hb', id))!.retryCount).toBe(0);
+    await q.offWork('w.hb');
+  });
+
+  it('when the job is taken away, the next heartbeat aborts the handler’s signal', async () => {
+    const q = f.create();
+    await q.createQueue('w.hb.lost', { heartbeatSeconds: 1 });
+    const aborted = deferred<unknown>();
+    const started = deferred<string>();
+    await q.work('w.hb.lost', {}, (job) => {
+      started.resolve(job.id);
+      return new Promise((_, reject) =>
+        job.signal.addEventListener('abort', () => {
+          aborted.resolve(job.signal.reason);
+          reject(job.signal.reason);
+        }),
+      );
+    });
+    await q.send('w.hb.lost', {});
+    const id = await started.promise;
+    await q.cancel('w.hb.lost', id);
+    expect(String(await aborted.promise)).toContain('no longer held');
+    await until(() => f.logger.lines.some((l) => l.message.includes(`job ${id} `)), 'discarded result logged');
+    expect((await q.getJobById('w.hb.lost', id))!.state).toBe('cancelled');
+    await q.offWork('w.hb.lost');
+  });
+});
