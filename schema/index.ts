@@ -51,6 +51,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       dedupeKey: text('dedupe_key'),
       startAfter: timestamp('start_after', { withTimezone: true }).notNull().defaultNow(),
       retryCount: integer('retry_count').notNull().default(0),
+      claimCount: integer('claim_count').notNull().default(0),
       retryLimit: integer('retry_limit').notNull(),
       retryDelay: integer('retry_delay').notNull(),
       retryBackoff: boolean('retry_backoff').notNull(),

@@ -13,6 +13,8 @@ export class Notifier {
   private retryTimer: NodeJS.Timeout | null = null;
   private retryDelayMs = 0;
   private opening: Promise<void> | null = null;
+  /** A connection being opened (first or reconnect); stop() ends it so that it cannot outlive us. */
+  private connecting: pg.Client | null = null;
 
   constructor(
     private readonly clientConfig: pg.ClientConfig,
@@ -24,23 +26,30 @@ export class Notifier {
 
   /** Opens the connection; resolves once LISTEN is in place (or throws if the first attempt fails). */
   start(): Promise<void> {
-    this.opening ??= this.open();
+    this.opening ??= this.open().catch((err: unknown) => {
+      // Polling covers the gap; keep trying in the background.
+      this.scheduleReconnect();
+      throw err;
+    });
     return this.opening;
   }
 
   private async open(): Promise<void> {
-    const client = new pg.Client(this.clientConfig);
+    const client = new pg.Client({ ...this.clientConfig, connectionTimeoutMillis: this.clientConfig.connectionTimeoutMillis || 10_000 });
+    this.connecting = client;
     client.on('notification', (msg) => {
       if (msg.channel === this.channel && msg.payload) this.onQueue(msg.payload);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));
-    await client.connect();
     try {
+      await client.connect();
       await client.query(listen(this.channel));
     } catch (err) {
       await client.end().catch(() => undefined);
       throw err;
+    } finally {
+      if (this.connecting === client) this.connecting = null;
     }
     if (this.stopped) {
       await client.end().catch(() => undefined);
@@ -76,6 +85,7 @@ export class Notifier {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    await this.connecting?.end().catch(() => undefined);
     await this.opening?.catch(() => undefined);
     const client = this.client;
     this.client = null;

@@ -62,6 +62,8 @@ export class PgQueue extends EventEmitter {
   private exec: Executor | null = null;
   private starting: Promise<void> | null = null;
   private closed = false;
+  /** Set when close() begins: no new loop or LISTEN connection may start after it. */
+  private closing = false;
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
@@ -79,9 +81,12 @@ export class PgQueue extends EventEmitter {
 
   /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
   start(): Promise<void> {
-    if (this.closed) return Promise.reject(new QueueError('the queue has been closed', 'QUEUE_CLOSED'));
-    this.starting ??= this.open().catch((err) => {
+    if (this.closed) return Promise.reject(closedError());
+    this.starting ??= this.open().catch(async (err) => {
       this.starting = null;
+      if (this.config.connectionString) await this.pool?.end().catch(() => undefined);
+      this.pool = null;
+      this.exec = null;
       throw err;
     });
     return this.starting;
@@ -319,7 +324,7 @@ export class PgQueue extends EventEmitter {
     const rows = await claimJobs(ctx, name, batchSize, this.fetcherId, minPriority, maxPriority);
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
-        await ctx.exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.retry_count], this.fetcherId]);
+        await ctx.exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
       }),
     );
   }
@@ -335,6 +340,7 @@ export class PgQueue extends EventEmitter {
       refs.map((r) => r.retryCount),
       refs.map(() => json),
       null,
+      refs.map(() => null),
     ]);
     return changed(refs.length, rows);
   }
@@ -352,6 +358,8 @@ export class PgQueue extends EventEmitter {
       refs.map(() => info.permanent),
       refs.map(() => info.retryAfterSeconds),
       null,
+      refs.map(() => null),
+      this.config.channel,
     ]);
     return changed(refs.length, rows);
   }
@@ -377,7 +385,8 @@ export class PgQueue extends EventEmitter {
       if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
       return r.id;
     });
-    const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], [name, list]);
+    const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
+    const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], params);
     return changed(list.length, rows);
   }
 
@@ -399,6 +408,8 @@ export class PgQueue extends EventEmitter {
     const exec = await this.db();
     await this.assertQueueExists(exec, name);
     await this.ensureNotifier();
+    // close() may have begun while we awaited: a loop started now would outlive it.
+    if (this.closing) throw closedError();
     const ctx: WorkerContext = {
       exec,
       statements: this.statements,
@@ -425,7 +436,7 @@ export class PgQueue extends EventEmitter {
   }
 
   private async ensureNotifier(): Promise<void> {
-    if (!this.config.useListenNotify || this.notifier) return;
+    if (!this.config.useListenNotify || this.notifier || this.closing) return;
     const options = (this.pool as pg.Pool & { options: pg.ClientConfig }).options;
     this.notifier = new Notifier(
       { ...options },
@@ -447,6 +458,13 @@ export class PgQueue extends EventEmitter {
     return this.workers.size;
   }
 
+  /** Handlers running in this instance right now, across all loops. */
+  get activeJobCount(): number {
+    let n = 0;
+    for (const w of this.workers.values()) n += w.activeCount;
+    return n;
+  }
+
   /** Stops every worker loop: no new claims, in-flight handlers drain or are handed back. `send` keeps working. */
   async stopWorkers(): Promise<void> {
     await Promise.all([...this.workers.keys()].map((id) => this.offWork(id)));
@@ -457,6 +475,7 @@ export class PgQueue extends EventEmitter {
   /** Stops the loops, then closes the pool if the queue created it (never a pool it was handed). */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     await this.starting?.catch(() => undefined);
     await this.stopWorkers();
     await this.supervisor?.stop();
@@ -466,6 +485,10 @@ export class PgQueue extends EventEmitter {
     this.pool = null;
     this.exec = null;
   }
+}
+
+function closedError(): QueueError {
+  return new QueueError('the queue has been closed', 'QUEUE_CLOSED');
 }
 
 function parseRefs(ids: JobRef | JobRef[]): { id: string; retryCount: number | null }[] {

@@ -69,6 +69,7 @@ export interface JobRow {
   dedupe_key: string | null;
   start_after: Date;
   retry_count: number;
+  claim_count: number;
   retry_limit: number;
   retry_delay: number;
   retry_backoff: boolean;
@@ -99,6 +100,7 @@ export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
     state: r.state,
     priority: r.priority,
     retryCount: r.retry_count,
+    claimCount: r.claim_count,
     retryLimit: r.retry_limit,
     retryDelay: r.retry_delay,
     retryBackoff: r.retry_backoff,

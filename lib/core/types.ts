@@ -119,6 +119,8 @@ export interface JobWithMetadata<T = unknown> {
   state: JobState;
   priority: number;
   retryCount: number;
+  /** How many times the job has been claimed (retries, reaped leases and hand-backs included). */
+  claimCount: number;
   retryLimit: number;
   retryDelay: number;
   retryBackoff: boolean;

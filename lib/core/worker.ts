@@ -14,6 +14,7 @@ export interface ClaimedRow {
   data: unknown;
   priority: number;
   retry_count: number;
+  claim_count: number;
   retry_limit: number;
   singleton_key: string | null;
   created_on: Date;
@@ -103,13 +104,28 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
 }
 
 interface Running {
+  /** `id:claim_count`: one attempt. The same job may be re-claimed while a stale attempt still runs. */
+  key: string;
   row: ClaimedRow;
   abort: AbortController;
-  /** Set once the job was handed back: the handler's result is then ignored. */
+  /** Aborts the handler when its lease (expireInSeconds) runs out. */
+  leaseTimer: NodeJS.Timeout;
+  /** Shutdown asked this handler to stop: if it throws now, the job is handed back, not failed. */
+  stopRequested: boolean;
+  /** The job was handed back: the handler's result is ignored. */
   released: boolean;
-  /** Set while the result is being written: it is then awaited, not handed back. */
+  /** The result is being written: it is awaited, not handed back. */
   settling: boolean;
   done: Promise<void>;
+}
+
+/** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */
+const ABORT_GRACE_MS = 250;
+
+function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return { promise, cancel: () => clearTimeout(timer) };
 }
 
 /**
@@ -120,6 +136,7 @@ interface Running {
 export class Worker {
   readonly id = newWorkerId();
   private stopping = false;
+  private stopped = false;
   private readonly running = new Map<string, Running>();
   private loop: Promise<void> | null = null;
   /** A NOTIFY arrived since the last claim began: claim again before sleeping. */
@@ -127,8 +144,8 @@ export class Worker {
   private waitingForWork = false;
   private wakeUp: (() => void) | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatAt = Infinity;
   private beating: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -197,11 +214,17 @@ export class Worker {
 
   private execute(row: ClaimedRow): void {
     const abort = new AbortController();
-    const entry: Running = { row, abort, released: false, settling: false, done: Promise.resolve() };
-    this.running.set(row.id, entry);
+    const leaseTimer = setTimeout(
+      () => abort.abort(new Error(`job ${row.id}: the lease of ${row.expire_seconds} seconds ran out`)),
+      row.expire_seconds * 1000,
+    );
+    const key = `${row.id}:${row.claim_count}`;
+    const entry: Running = { key, row, abort, leaseTimer, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    this.running.set(key, entry);
     if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
     entry.done = this.handle(entry).finally(() => {
-      this.running.delete(row.id);
+      clearTimeout(leaseTimer);
+      if (this.running.get(key) === entry) this.running.delete(key);
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
     });
@@ -220,17 +243,27 @@ export class Worker {
     }
     if (entry.released) return;
     entry.settling = true;
-    const { exec, statements, schema } = this.ctx;
+    const { exec, statements, schema, channel } = this.ctx;
     try {
-      const settled = failure
-        ? await exec.query(
-            statements.failJobs,
-            [this.queue, [row.id], [row.retry_count], [JSON.stringify(failure.error)], [failure.permanent], [failure.retryAfterSeconds], this.id],
-            preparedName(schema, 'failJobs'),
-          )
-        : await exec.query(statements.completeJobs, [this.queue, [row.id], [row.retry_count], [output], this.id], preparedName(schema, 'completeJobs'));
+      let settled: unknown[];
+      if (failure && entry.stopRequested) {
+        // The handler gave up because we are shutting down: that is not the job's failure.
+        settled = await this.release([entry]);
+      } else if (failure) {
+        settled = await exec.query(
+          statements.failJobs,
+          [this.queue, [row.id], [null], [JSON.stringify(failure.error)], [failure.permanent], [failure.retryAfterSeconds], this.id, [row.claim_count], channel],
+          preparedName(schema, 'failJobs'),
+        );
+      } else {
+        settled = await exec.query(
+          statements.completeJobs,
+          [this.queue, [row.id], [null], [output], this.id, [row.claim_count]],
+          preparedName(schema, 'completeJobs'),
+        );
+      }
       if (settled.length === 0) {
-        this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (attempt ${row.retry_count}) was no longer held by this worker; its result was discarded`);
+        this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
       }
     } catch (err) {
       // The job stays active under its lease; when the lease runs out it goes back to the queue.
@@ -240,20 +273,26 @@ export class Worker {
 
   /**
    * Keeps the heartbeats of all running jobs that have one, in one statement per tick. A tick comes every
-   * third of the shortest heartbeat interval, so two ticks may fail before the reaper takes a job.
+   * third of the shortest heartbeat interval among them, so two ticks may fail before the reaper takes a
+   * job; a job with a shorter interval than the armed tick brings the tick forward.
    */
   private scheduleHeartbeat(): void {
-    if (this.heartbeatTimer || this.stopped) return;
+    if (this.stopped || this.beating) return;
     let shortest = Infinity;
     for (const r of this.running.values()) if (r.row.heartbeat_seconds !== null) shortest = Math.min(shortest, r.row.heartbeat_seconds);
     if (shortest === Infinity) return;
+    const waitMs = Math.max(200, (shortest * 1000) / 3);
+    if (this.heartbeatTimer && Date.now() + waitMs >= this.heartbeatAt) return;
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatAt = Date.now() + waitMs;
     this.heartbeatTimer = setTimeout(() => {
+      this.heartbeatTimer = null;
+      this.heartbeatAt = Infinity;
       this.beating = this.beat().finally(() => {
         this.beating = null;
-        this.heartbeatTimer = null;
         this.scheduleHeartbeat();
       });
-    }, Math.max(200, (shortest * 1000) / 3));
+    }, waitMs);
   }
 
   private async beat(): Promise<void> {
@@ -262,13 +301,13 @@ export class Worker {
     try {
       const held = await this.ctx.exec.query<{ id: string }>(
         this.ctx.statements.heartbeatJobs,
-        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.retry_count), this.id],
+        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id],
         preparedName(this.ctx.schema, 'heartbeatJobs'),
       );
       const alive = new Set(held.map((r) => r.id));
       for (const r of entries) {
-        // Not held any more (reaped, cancelled, re-claimed): tell the handler to stop; its result will be refused.
-        if (!alive.has(r.row.id) && this.running.get(r.row.id) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
+        // Not held any more (reaped, cancelled): tell the handler to stop; its result will be refused.
+        if (!alive.has(r.row.id) && this.running.get(r.key) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
       }
     } catch (err) {
       this.ctx.error(err, `heartbeat of queue "${this.queue}"`);
@@ -276,48 +315,63 @@ export class Worker {
   }
 
   private async heartbeat(entry: Running): Promise<void> {
-    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.retry_count], this.id]);
+    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.claim_count], this.id]);
     if (rows.length === 0 && !entry.abort.signal.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
+  /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers. */
+  private release(entries: Running[]): Promise<unknown[]> {
+    return this.ctx.exec.query(this.ctx.statements.releaseJobs, [
+      this.queue,
+      entries.map((r) => r.row.id),
+      entries.map((r) => r.row.claim_count),
+      this.id,
+      this.ctx.channel,
+    ]);
+  }
+
   /**
-   * Stops claiming, waits up to `timeoutMs` for running handlers, then aborts the rest and hands their
-   * jobs back to the queue at once (no attempt counted). Results that are being written are awaited.
+   * Stops claiming and waits up to `timeoutMs` for running handlers. Then it aborts their signals,
+   * gives them a moment to return (a result is kept; a throw hands the job back), and hands back the
+   * jobs of handlers that are still running, at once and with no attempt counted.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.wakeUp?.();
     await this.loop;
+    const settledAll = () => Promise.allSettled([...this.running.values()].map((r) => r.done));
     if (this.running.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-      await Promise.race([Promise.allSettled([...this.running.values()].map((r) => r.done)), timeout]);
-      clearTimeout(timer);
+      const timeout = delay(timeoutMs);
+      await Promise.race([settledAll(), timeout.promise]);
+      timeout.cancel();
+    }
+    if (this.running.size > 0) {
+      for (const r of this.running.values()) {
+        r.stopRequested = true;
+        r.abort.abort(new Error('the worker is shutting down'));
+      }
+      const grace = delay(ABORT_GRACE_MS);
+      await Promise.race([settledAll(), grace.promise]);
+      grace.cancel();
     }
     const unfinished = [...this.running.values()].filter((r) => !r.settling);
     if (unfinished.length > 0) {
       for (const r of unfinished) {
         r.released = true;
-        r.abort.abort(new Error('worker is shutting down'));
-        this.running.delete(r.row.id);
+        clearTimeout(r.leaseTimer);
+        this.running.delete(r.key);
       }
       try {
-        const released = await this.ctx.exec.query(this.ctx.statements.releaseJobs, [
-          this.queue,
-          unfinished.map((r) => r.row.id),
-          unfinished.map((r) => r.row.retry_count),
-          this.id,
-          this.ctx.channel,
-        ]);
+        const released = await this.release(unfinished);
         this.ctx.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
       } catch (err) {
         this.ctx.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
       }
     }
-    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+    await settledAll();
     this.stopped = true;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    await this.beating;
     this.heartbeatTimer = null;
+    await this.beating;
   }
 }

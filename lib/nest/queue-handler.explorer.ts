@@ -55,8 +55,12 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     const found: DiscoveredHandler[] = [];
     const problems: string[] = [];
     for (const wrapper of this.discovery.getProviders()) {
-      const prototype = wrapper.metatype?.prototype ?? (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : null);
-      if (!prototype || wrapper.inject) continue;
+      // A built instance tells its real class (also for factory and value providers); a request-scoped
+      // provider has none at bootstrap, so its class is read instead.
+      const prototype = wrapper.isDependencyTreeStatic() && wrapper.instance && typeof wrapper.instance === 'object'
+        ? Object.getPrototypeOf(wrapper.instance)
+        : wrapper.inject ? null : wrapper.metatype?.prototype;
+      if (!prototype || prototype === Object.prototype) continue;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const meta = Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[method]) as QueueHandlerMetadata | undefined;
         if (!meta) continue;

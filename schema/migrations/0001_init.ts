@@ -42,6 +42,9 @@ CREATE TABLE ${s}.jobs (
   dedupe_key text,
   start_after timestamptz NOT NULL DEFAULT now(),
   retry_count integer NOT NULL DEFAULT 0 CHECK (retry_count >= 0),
+  -- bumped by every claim: a worker's result is fenced to (id, claim_count, worker_id), so even a
+  -- re-claim of the same job by the same worker (after a hand-back or cancel + resume) is a new attempt
+  claim_count integer NOT NULL DEFAULT 0,
   retry_limit integer NOT NULL CHECK (retry_limit >= 0),
   retry_delay integer NOT NULL CHECK (retry_delay >= 0),
   retry_backoff boolean NOT NULL,

@@ -1,6 +1,8 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import { LATEST_VERSION } from '../../lib/core/migrate.js';
-import { dropSchema, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
+import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
+
+const logger = recordingLogger();
 
 const admin = testPool();
 const schemas: string[] = [];
@@ -13,7 +15,7 @@ describe('migrations', () => {
   it('five instances starting at once on an empty database install one schema, without error', async () => {
     const schema = uniqueSchema('race');
     schemas.push(schema);
-    const instances = Array.from({ length: 5 }, () => new PgQueue({ connectionString: testUrl(), schema }));
+    const instances = Array.from({ length: 5 }, () => new PgQueue({ connectionString: testUrl(), schema, logger }));
     const results = await Promise.allSettled(instances.map((q) => q.start()));
     await Promise.all(instances.map((q) => q.close()));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
@@ -28,11 +30,11 @@ describe('migrations', () => {
   it('a second start finds the version recorded and changes nothing', async () => {
     const schema = uniqueSchema('again');
     schemas.push(schema);
-    const first = new PgQueue({ connectionString: testUrl(), schema });
+    const first = new PgQueue({ connectionString: testUrl(), schema, logger });
     await first.start();
     await first.createQueue('kept');
     await first.close();
-    const second = new PgQueue({ connectionString: testUrl(), schema });
+    const second = new PgQueue({ connectionString: testUrl(), schema, logger });
     await second.start();
     expect(second.migration).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION });
     expect(await second.getQueue('kept')).not.toBeNull();
@@ -41,7 +43,7 @@ describe('migrations', () => {
 
   it('with migrate: false nothing is installed', async () => {
     const schema = uniqueSchema('nomig');
-    const q = new PgQueue({ connectionString: testUrl(), schema, migrate: false });
+    const q = new PgQueue({ connectionString: testUrl(), schema, migrate: false, logger });
     await q.start();
     await q.close();
     const { rows } = await admin.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]);

@@ -218,3 +218,86 @@ describe('heartbeats', () => {
     await q.offWork('w.hb.lost');
   });
 });
+
+describe('fencing inside one process', () => {
+  it('a job cancelled, resumed and re-claimed by the same loop cannot be completed by its stale handler', async () => {
+    const q = f.create();
+    await q.createQueue('w.reclaim');
+    const gates: ReturnType<typeof deferred>[] = [];
+    const outputs: string[] = [];
+    await q.work('w.reclaim', { concurrency: 2, pollingIntervalSeconds: 0.05 }, async (job) => {
+      const gate = deferred();
+      gates.push(gate);
+      const claim = gates.length;
+      await gate.promise;
+      outputs.push(`claim ${claim}`);
+      return `claim ${claim}`;
+    });
+    const id = (await q.send('w.reclaim', {}))!;
+    await until(() => gates.length === 1, 'first claim running');
+    await q.cancel('w.reclaim', id);
+    await q.resume('w.reclaim', id);
+    await until(() => gates.length === 2, 'the same loop claimed the job again');
+    expect(q.activeJobCount).toBe(2);
+    gates[0]!.resolve();
+    await until(() => outputs.includes('claim 1'), 'stale handler returned');
+    await until(() => f.logger.lines.some((l) => l.message.includes(`job ${id} of queue "w.reclaim" (claim 1)`)), 'stale result discarded');
+    expect((await q.getJobById('w.reclaim', id))!.state).toBe('active');
+    gates[1]!.resolve();
+    await until(async () => (await q.getJobById('w.reclaim', id))!.state === 'completed', 'completed by the current attempt');
+    expect(await q.getJobById('w.reclaim', id)).toMatchObject({ output: 'claim 2', claimCount: 2 });
+    await q.offWork('w.reclaim');
+  });
+
+  it('a handler whose lease runs out has its signal aborted', async () => {
+    const q = f.create();
+    await q.createQueue('w.expire', { expireInSeconds: 1 });
+    const reason = deferred<unknown>();
+    await q.work('w.expire', {}, (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => {
+      reason.resolve(job.signal.reason);
+      reject(job.signal.reason);
+    })));
+    await q.send('w.expire', {});
+    expect(String(await reason.promise)).toContain('the lease of 1 seconds ran out');
+    await q.offWork('w.expire');
+  });
+
+  it('a job with a shorter heartbeat than the armed tick brings the tick forward', async () => {
+    const q = f.create();
+    await q.createQueue('w.hb.mixed');
+    const gate = deferred();
+    const started: string[] = [];
+    await q.work('w.hb.mixed', { concurrency: 2 }, async (job) => {
+      started.push(job.id);
+      await gate.promise;
+    });
+    await q.send('w.hb.mixed', { slow: true }, { heartbeatSeconds: 600 });
+    await until(() => started.length === 1, 'long-heartbeat job running');
+    const fast = (await q.send('w.hb.mixed', {}, { heartbeatSeconds: 1 }))!;
+    await until(() => started.includes(fast), 'short-heartbeat job running');
+    const beatAt = async () => (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [fast]))[0]!.t.getTime();
+    const first = await beatAt();
+    await until(async () => (await beatAt()) > first, 'short heartbeat kept by an earlier tick', 5_000);
+    gate.resolve();
+    await q.offWork('w.hb.mixed');
+  });
+});
+
+describe('shutdown outcomes', () => {
+  it('after the abort, a handler that returns completes its job and one that throws hands it back, no attempt counted', async () => {
+    const q = f.create({ shutdownTimeoutMs: 50 });
+    await q.createQueue('w.abort');
+    let started = 0;
+    await q.work('w.abort', { concurrency: 2 }, (job: Job<{ mode: string }>) => {
+      started++;
+      return new Promise((resolve, reject) =>
+        job.signal.addEventListener('abort', () => (job.data.mode === 'return' ? resolve('partial result') : reject(job.signal.reason))),
+      );
+    });
+    const [returns, throws] = await q.insert('w.abort', [{ data: { mode: 'return' } }, { data: { mode: 'throw' } }]);
+    await until(() => started === 2, 'both handlers running');
+    await q.stopWorkers();
+    expect(await q.getJobById('w.abort', returns!)).toMatchObject({ state: 'completed', output: 'partial result' });
+    expect(await q.getJobById('w.abort', throws!)).toMatchObject({ state: 'created', retryCount: 0, output: null });
+  });
+});

@@ -60,6 +60,25 @@ describe('handler registration', () => {
     expect((err as Error).message).toContain("@QueueHandler('bad-opts') on BadOptions.handle.concurrency must be an integer from 1 to 10000, got 0");
   });
 
+  it('a handler on a provider built by a factory is found too', async () => {
+    const handled: string[] = [];
+    class Built {
+      @QueueHandler('from-factory', { pollingIntervalSeconds: 0.1 })
+      handle(job: Job) {
+        handled.push(job.id);
+      }
+    }
+    @Module({
+      imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })],
+      providers: [{ provide: 'BUILT', useFactory: () => new Built() }],
+    })
+    class FactoryModule {}
+    const app = await NestFactory.createApplicationContext(FactoryModule, quiet);
+    const id = (await app.get(QueueService).send('from-factory', {}))!;
+    await until(() => handled.includes(id), 'factory-built handler ran');
+    await app.close();
+  });
+
   it('loops start at application bootstrap, never during module init', async () => {
     const events: string[] = [];
     @Injectable()

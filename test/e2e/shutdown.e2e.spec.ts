@@ -6,7 +6,10 @@ import { dropSchema, stateCounts, testPool, testUrl, uniqueSchema, until } from 
 const schema = uniqueSchema('e2e_shutdown');
 const pool = testPool();
 
-/** Handlers of the first instance: each stays mid-job until shutdown aborts it; some notice and finish. */
+/**
+ * Handlers of the first instance: each stays mid-job until shutdown aborts it. Even-numbered jobs then
+ * return a result (and complete); odd-numbered ones ignore the signal and never settle (handed back).
+ */
 const started: string[] = [];
 const aborted: string[] = [];
 
@@ -17,6 +20,7 @@ class SlowHandlers {
     started.push(job.id);
     await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
     aborted.push(job.id);
+    if (job.data.n % 2 === 1) await new Promise(() => undefined);
     return 'finished after abort';
   }
 }
@@ -58,14 +62,20 @@ describe('application shutdown', () => {
     await first.close();
 
     expect(aborted.sort()).toEqual([...started].sort());
-    const counts = await stateCounts(pool, schema, 'reports');
-    expect(counts.active).toBeUndefined();
-    expect(counts).toEqual({ created: 14 });
-    const { rows } = await pool.query(`SELECT max(retry_count)::int AS r FROM "${schema}".jobs`);
-    expect(rows[0].r).toBe(0);
+    const { rows } = await pool.query<{ id: string; state: string; retry_count: number; n: number }>(
+      `SELECT id::text, state::text, retry_count, (data->>'n')::int AS n FROM "${schema}".jobs`,
+    );
+    expect(rows.filter((r) => r.state === 'active')).toEqual([]);
+    const completed = rows.filter((r) => r.state === 'completed');
+    const queued = rows.filter((r) => r.state === 'created');
+    expect(completed.length + queued.length).toBe(14);
+    expect(completed.length).toBe(5);
+    expect(completed.every((r) => r.n % 2 === 0 && started.includes(r.id))).toBe(true);
+    expect(rows.every((r) => r.retry_count === 0)).toBe(true);
 
     second = await NestFactory.createApplicationContext(appModule([FastHandlers]), { logger: ['error'] });
-    await until(async () => (await stateCounts(pool, schema, 'reports')).completed === 14, 'second instance completed all 14');
-    expect(finishedBySecond.sort()).toEqual([...ids].sort());
+    await until(async () => (await stateCounts(pool, schema, 'reports')).completed === 14, 'second instance completed the rest');
+    expect(finishedBySecond.sort()).toEqual(queued.map((r) => r.id).sort());
+    expect(ids).toHaveLength(14);
   });
 });

@@ -21,11 +21,12 @@ WITH next AS MATERIALIZED (
 )
 UPDATE ${s}.jobs j SET
   state = 'active',
+  claim_count = j.claim_count + 1,
   worker_id = $3,
   started_on = now(),
   lease_until = now() + j.expire_seconds * interval '1 second',
   heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
 FROM next
 WHERE j.queue = next.queue AND j.id = next.id
-RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.retry_limit, j.singleton_key,
+RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;

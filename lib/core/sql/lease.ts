@@ -2,18 +2,18 @@
 
 /**
  * Heartbeat for many attempts of one worker at once; returns the attempts it still holds.
- * $1 queue, $2 ids bigint[], $3 retry counts int[], $4 worker id
+ * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id
  */
 export const heartbeatJobs = (s: string) => `
 UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM unnest($2::bigint[], $3::int[]) AS u(id, retry_count)
-WHERE j.queue = $1 AND j.id = u.id AND j.retry_count = u.retry_count AND j.worker_id = $4 AND j.state = 'active'
+FROM unnest($2::bigint[], $3::int[]) AS u(id, claim_count)
+WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
 RETURNING j.id::text`;
 
 /**
  * Hands unfinished attempts back to the queue at once, without counting an attempt, so another instance
  * takes them now instead of after the lease runs out; wakes that instance with a NOTIFY.
- * $1 queue, $2 ids bigint[], $3 retry counts int[], $4 worker id, $5 channel
+ * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 channel
  */
 export const releaseJobs = (s: string) => `
 WITH released AS (
@@ -23,8 +23,8 @@ WITH released AS (
     started_on = NULL,
     lease_until = NULL,
     heartbeat_until = NULL
-  FROM unnest($2::bigint[], $3::int[]) AS u(id, retry_count)
-  WHERE j.queue = $1 AND j.id = u.id AND j.retry_count = u.retry_count AND j.worker_id = $4 AND j.state = 'active'
+  FROM unnest($2::bigint[], $3::int[]) AS u(id, claim_count)
+  WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
   RETURNING j.id
 )
 SELECT released.id::text, pg_notify($5, $1)::text AS notified FROM released`;

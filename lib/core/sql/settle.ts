@@ -2,13 +2,14 @@ import { APPEND_ERROR, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
- * round trip, and every statement is fenced: it changes a row only while the row is still the attempt
- * that was claimed (retry_count, and the worker id when a worker settles). A stale worker gets 0 rows.
+ * round trip, and every statement is fenced: it changes a row only while it is still active and still the
+ * attempt that was claimed. A worker fences on (claim_count, worker id); a caller by hand may fence on
+ * retry_count. A stale worker gets 0 rows.
  */
 
 /**
- * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any attempt), $4 outputs jsonb[],
- * $5 worker id (null: any holder)
+ * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
+ * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any)
  */
 export const completeJobs = (s: string) => `
 UPDATE ${s}.jobs j SET
@@ -18,9 +19,10 @@ UPDATE ${s}.jobs j SET
   lease_until = NULL,
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
-FROM unnest($2::bigint[], $3::int[], $4::jsonb[]) AS u(id, retry_count, output)
+FROM unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[]) AS u(id, retry_count, output, claim_count)
 WHERE j.queue = $1 AND j.id = u.id AND j.state = 'active'
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
+  AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text)
 RETURNING j.id::text`;
 
@@ -30,8 +32,11 @@ RETURNING j.id::text`;
  *
  * Delay: an error's retryAfterSeconds wins, else RETRY_DELAY.
  *
- * $1 queue, $2 ids bigint[], $3 retry counts int[], $4 errors jsonb[], $5 permanent boolean[],
- * $6 retry-after seconds int[], $7 worker id (null: any holder)
+ * A retry that may run now wakes the queue's idle workers with a NOTIFY.
+ *
+ * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
+ * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
+ * $9 channel
  */
 export const failJobs = (s: string) => `
 WITH f AS (
@@ -39,13 +44,15 @@ WITH f AS (
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false)) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
   FROM ${s}.jobs j
-  JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[])
-    AS u(id, retry_count, error, permanent, retry_after) ON j.id = u.id
+  JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[])
+    AS u(id, retry_count, error, permanent, retry_after, claim_count) ON j.id = u.id
   WHERE j.queue = $1 AND j.state < 'completed'
     AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
+    AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
     AND ($7::text IS NULL OR (j.worker_id = $7::text AND j.state = 'active'))
   FOR UPDATE OF j
 )
+, failed AS (
 UPDATE ${s}.jobs j SET
   state = CASE WHEN f.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
   retry_count = j.retry_count + f.retrying::int,
@@ -57,4 +64,8 @@ UPDATE ${s}.jobs j SET
   output = ${APPEND_ERROR('f.error')}
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
-RETURNING j.id::text, j.state::text`;
+RETURNING j.id, j.queue, j.state, j.start_after
+)
+SELECT failed.id::text, failed.state::text
+FROM failed
+LEFT JOIN LATERAL (SELECT pg_notify($9, failed.queue) WHERE failed.state = 'retry' AND failed.start_after <= now()) n ON true`;
