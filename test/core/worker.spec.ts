@@ -223,9 +223,9 @@ describe('fencing inside one process', () => {
   it('a job cancelled, resumed and re-claimed by the same loop cannot be completed by its stale handler', async () => {
     const q = f.create();
     await q.createQueue('w.reclaim');
-    const gates: ReturnType<typeof deferred>[] = [];
+    const gates: { promise: Promise<void>; resolve: () => void }[] = [];
     const outputs: string[] = [];
-    await q.work('w.reclaim', { concurrency: 2, pollingIntervalSeconds: 0.05 }, async (job) => {
+    await q.work('w.reclaim', { concurrency: 2, pollingIntervalSeconds: 0.05 }, async () => {
       const gate = deferred();
       gates.push(gate);
       const claim = gates.length;
