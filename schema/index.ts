@@ -82,13 +82,18 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     ],
   );
 
+  const maintenance = schema.table('maintenance', {
+    task: text('task').primaryKey(),
+    lastRunOn: timestamp('last_run_on', { withTimezone: true }).notNull(),
+  });
+
   const migrations = schema.table('migrations', {
     version: integer('version').primaryKey(),
     name: text('name').notNull(),
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, jobs, migrations };
+  return { schema, jobState, queues, jobs, maintenance, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -98,5 +103,6 @@ export const pgqueueSchema = defaults.schema;
 export const jobState = defaults.jobState;
 export const queues = defaults.queues;
 export const jobs = defaults.jobs;
+export const maintenance = defaults.maintenance;
 export const migrations = defaults.migrations;
 export { MIGRATIONS, type Migration } from './migrations/index.js';

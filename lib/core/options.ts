@@ -62,7 +62,7 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
 }
 
 const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', ...JOB_DEFAULT_KEYS]);
-const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds']);
+const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
 export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
@@ -132,6 +132,7 @@ export function parseStartAfter(field: string, value: unknown): { startAt?: Date
 
 /** Worker loop options after defaults. */
 export interface ParsedWorkOptions {
+  transactional: boolean;
   concurrency: number;
   batchSize: number;
   pollingIntervalSeconds: number;
@@ -142,6 +143,7 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   const o = record(field, value) as WorkOptions;
   const concurrency = optInt(`${field}.concurrency`, o.concurrency, 1, 10_000) ?? 1;
   return {
+    transactional: optBool(`${field}.transactional`, o.transactional) ?? false,
     concurrency,
     batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? concurrency,
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),

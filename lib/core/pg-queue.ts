@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
 import { callerExecutor, drizzlePool, pgExecutor, type Executor } from './db.js';
-import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
+import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
 import { Supervisor } from './supervisor.js';
@@ -67,6 +67,8 @@ export class PgQueue extends EventEmitter {
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
+  /** Events counted since start: results refused by the fence (the worker no longer held the job). */
+  readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
   readonly fetcherId = newWorkerId();
   /** What the installer did at start (null when `migrate` is off or before start). */
@@ -116,21 +118,37 @@ export class PgQueue extends EventEmitter {
   }
 
   /**
-   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted) or
-   * fail when no retries remain. Runs on its own every `maintenanceIntervalSeconds` when `supervise` is on;
-   * safe to run from several instances at once.
+   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted), or
+   * fail (and go to their dead-letter queue) when no retries remain. Supervising instances call it every
+   * `maintenanceIntervalSeconds`; a pass runs only when none ran in the last interval anywhere in the
+   * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
+   * another takes over within one interval. `force` runs it now regardless of the last run.
    */
-  async maintain(): Promise<{ reaped: number }> {
-    const exec = await this.db();
-    const batch = 1000;
+  async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number }> {
+    const pool = await this.ownedPool();
+    const client = await pool.connect();
     let reaped = 0;
-    for (;;) {
-      const rows = await exec.query<{ id: string; queue: string; state: string }>(this.statements.reapExpiredLeases, [batch, this.config.channel]);
-      reaped += rows.length;
-      if (rows.length < batch) break;
+    try {
+      await client.query('BEGIN');
+      const [lock] = (await client.query<{ locked: boolean }>(this.statements.tryMaintenanceLock, [this.config.schema])).rows;
+      const due = lock!.locked && (options.force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
+      if (due) {
+        const batch = 1000;
+        for (;;) {
+          const { rows } = await client.query(this.statements.reapExpiredLeases, [batch, this.config.channel]);
+          reaped += rows.length;
+          if (rows.length < batch) break;
+        }
+      }
+      await client.query('COMMIT');
+      if (reaped > 0) this.warning(`${reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
+      return { ran: due, reaped };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
     }
-    if (reaped > 0) this.warning(`${reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
-    return { reaped };
   }
 
   private async db(): Promise<Executor> {
@@ -205,10 +223,14 @@ export class PgQueue extends EventEmitter {
     if (rows.length === 0) throw new QueueNotFoundError(name);
   }
 
-  /** Deletes a queue and all its jobs, in one transaction. */
+  /** Deletes a queue and all its jobs, in one transaction; refused while another queue names it as its dead letter. */
   async deleteQueue(name: string): Promise<void> {
     queueName('name', name);
     const pool = await this.ownedPool();
+    const users = (await pool.query<{ name: string }>(this.statements.queuesUsingDeadLetter, [name])).rows.map((r) => r.name);
+    if (users.length > 0) {
+      throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
+    }
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -374,17 +396,56 @@ export class PgQueue extends EventEmitter {
     return this.changeJobs('resumeJobs', name, ids);
   }
 
+  /**
+   * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
+   * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
+   */
+  async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const list = [...new Set(this.plainIds(ids))];
+    const exec = await this.db();
+    const rows = await exec.query<{ id: string }>(this.statements.retryJobs, [name, list, this.config.channel]);
+    if (rows.length === list.length) return changed(list.length, rows);
+    const states = new Map((await exec.query<{ id: string; state: string }>(this.statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
+    for (const id of list) {
+      const state = states.get(id);
+      if (state === undefined) throw new JobNotFoundError(name, id);
+      if (state !== 'failed') throw new JobStateError(name, id, state, 'failed');
+    }
+    throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
+  }
+
+  /**
+   * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
+   * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
+   * how many move (default 1000). Returns the new jobs' ids.
+   */
+  async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
+    queueName('name', name);
+    const o = record('options', options) as { ids?: string[]; limit?: number };
+    const ids = o.ids === undefined ? null : this.plainIds(o.ids);
+    const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
+    const exec = await this.db();
+    await this.assertQueueExists(exec, name);
+    const rows = await exec.query<{ id: string }>(this.statements.redriveJobs, [name, ids, limit]);
+    return { moved: rows.length, ids: rows.map((r) => r.id) };
+  }
+
   /** Deletes jobs in any state. */
   async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
     return this.changeJobs('deleteJobs', name, ids);
   }
 
-  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
-    queueName('name', name);
-    const list = parseRefs(ids).map((r) => {
+  private plainIds(ids: string | string[]): string[] {
+    return parseRefs(ids).map((r) => {
       if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
       return r.id;
     });
+  }
+
+  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const list = this.plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
     const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], params);
     return changed(list.length, rows);
@@ -410,8 +471,11 @@ export class PgQueue extends EventEmitter {
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.closing) throw closedError();
+    const pool = this.pool!;
     const ctx: WorkerContext = {
       exec,
+      connect: () => pool.connect(),
+      staleResult: () => void this.counters.staleResults++,
       statements: this.statements,
       schema: this.config.schema,
       channel: this.config.channel,

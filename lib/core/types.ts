@@ -109,7 +109,15 @@ export interface Job<T = unknown> {
   signal: AbortSignal;
   /** Tells the queue this attempt is alive; fenced to this attempt. */
   heartbeat(): Promise<void>;
+  /**
+   * With `transactional: true`: the connection of the handler's transaction (a pg client; wrap it with
+   * `drizzle(job.db)` for Drizzle). Its writes commit together with the job's completion.
+   */
+  db?: TransactionClient;
 }
+
+/** A pg client inside an open transaction. */
+export type TransactionClient = import('pg').PoolClient;
 
 /** Every stored field of a job, in camelCase. */
 export interface JobWithMetadata<T = unknown> {
@@ -158,6 +166,11 @@ export interface WorkOptions {
   batchSize?: number;
   /** Fallback poll interval when no notification arrives, in seconds (default 2). */
   pollingIntervalSeconds?: number;
+  /**
+   * Run each handler inside a transaction that also records the job's completion (`job.db`): its writes
+   * commit only together with the completion, and roll back if it throws or the worker lost the job.
+   */
+  transactional?: boolean;
 }
 
 /** A handler: its return value becomes the job's output, a throw fails the attempt. */

@@ -4,6 +4,7 @@ import { describeValue, PermanentJobError } from './errors.js';
 import type { Executor } from './db.js';
 import type { ParsedWorkOptions } from './options.js';
 import { preparedName, type Statements } from './sql/index.js';
+import type { PoolClient } from 'pg';
 import type { Job, JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
 
@@ -27,6 +28,10 @@ export interface ClaimedRow {
 /** What a worker loop needs from the engine that owns it. */
 export interface WorkerContext {
   readonly exec: Executor;
+  /** A dedicated connection for a transactional handler; released by the worker. */
+  connect(): Promise<PoolClient>;
+  /** Counts a result refused by the fence (the worker no longer held the job). */
+  staleResult(): void;
   readonly statements: Statements;
   readonly schema: string;
   readonly channel: string;
@@ -59,8 +64,9 @@ export async function claimJobs(
 }
 
 /** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
-export function toJob<T>(row: ClaimedRow, signal: AbortSignal, heartbeat: () => Promise<void>): Job<T> {
+export function toJob<T>(row: ClaimedRow, signal: AbortSignal, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
   return {
+    ...(db ? { db } : {}),
     id: row.id,
     name: row.queue,
     data: row.data as T,
@@ -232,7 +238,9 @@ export class Worker {
 
   private async handle(entry: Running): Promise<void> {
     const { row } = entry;
-    const job = toJob(row, entry.abort.signal, () => this.heartbeat(entry));
+    const tx = this.options.transactional ? await this.openTransaction(entry) : null;
+    if (this.options.transactional && !tx) return;
+    const job = toJob(row, entry.abort.signal, () => this.heartbeat(entry), tx ?? undefined);
     let output: string | null = null;
     let failure: FailureInfo | null = null;
     try {
@@ -241,8 +249,66 @@ export class Worker {
     } catch (err) {
       failure = describeFailure(err, row.retry_count);
     }
-    if (entry.released) return;
+    if (entry.released) {
+      await this.closeTransaction(tx, false);
+      return;
+    }
     entry.settling = true;
+    if (tx && !failure) {
+      // The completion joins the handler's transaction: both commit, or neither does.
+      try {
+        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count]]);
+        if (done.rowCount === 0) {
+          await this.closeTransaction(tx, false);
+          return this.stale(row);
+        }
+        await this.closeTransaction(tx, true);
+        return;
+      } catch (err) {
+        await this.closeTransaction(tx, false);
+        failure = describeFailure(err, row.retry_count);
+      }
+    } else {
+      await this.closeTransaction(tx, false);
+    }
+    await this.settle(entry, output, failure);
+  }
+
+  /** Begins a transactional handler's transaction; on failure the attempt fails (and is retried). */
+  private async openTransaction(entry: Running): Promise<PoolClient | null> {
+    let client: PoolClient | null = null;
+    try {
+      client = await this.ctx.connect();
+      await client.query('BEGIN');
+      return client;
+    } catch (err) {
+      client?.release(err as Error);
+      entry.settling = true;
+      await this.settle(entry, null, describeFailure(err, entry.row.retry_count));
+      return null;
+    }
+  }
+
+  private async closeTransaction(tx: PoolClient | null, commit: boolean): Promise<void> {
+    if (!tx) return;
+    try {
+      await tx.query(commit ? 'COMMIT' : 'ROLLBACK');
+      tx.release();
+    } catch (err) {
+      // A connection that cannot end its transaction is not given back to the pool.
+      tx.release(err as Error);
+      if (commit) throw err;
+    }
+  }
+
+  private stale(row: ClaimedRow): void {
+    this.ctx.staleResult();
+    this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
+  }
+
+  /** Writes an attempt's outcome through the pool: complete, fail, or (a throw during shutdown) hand back. */
+  private async settle(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
+    const { row } = entry;
     const { exec, statements, schema, channel } = this.ctx;
     try {
       let settled: unknown[];
@@ -262,9 +328,7 @@ export class Worker {
           preparedName(schema, 'completeJobs'),
         );
       }
-      if (settled.length === 0) {
-        this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
-      }
+      if (settled.length === 0) this.stale(row);
     } catch (err) {
       // The job stays active under its lease; when the lease runs out it goes back to the queue.
       this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}"`);

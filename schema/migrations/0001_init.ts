@@ -75,6 +75,13 @@ ALTER SEQUENCE ${s}.jobs_id_seq OWNED BY ${s}.jobs.id;
 
 CREATE TABLE ${s}.jobs_default PARTITION OF ${s}.jobs DEFAULT;
 
+-- When each maintenance task last ran, cluster-wide: whichever supervising instance finds a task due
+-- runs it, so the passes keep their interval however many instances there are, and go on when one dies.
+CREATE TABLE ${s}.maintenance (
+  task text PRIMARY KEY,
+  last_run_on timestamptz NOT NULL
+);
+
 -- The claim's index: only jobs that can still run (created, retry), in claim order. Finished rows never
 -- enter it, so its size follows the backlog, not the history the table keeps.
 CREATE INDEX jobs_ready_idx ON ${s}.jobs (queue, priority DESC, start_after, id) WHERE state < 'active';

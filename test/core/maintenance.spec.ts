@@ -24,7 +24,7 @@ describe('reaping expired leases', () => {
   it('a job whose lease ran out goes back to retry, attempt counted, with the reason in its output', async () => {
     const id = await claimOne();
     await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    expect((await q.maintain()).reaped).toBe(1);
+    expect((await q.maintain({ force: true })).reaped).toBe(1);
     const job = (await q.getJobById(queueName, id))!;
     expect(job).toMatchObject({ state: 'retry', retryCount: 1, leaseUntil: null });
     expect((job.output as { error: { name: string; message: string } }).error).toMatchObject({ name: 'LeaseExpiredError' });
@@ -34,14 +34,14 @@ describe('reaping expired leases', () => {
   it('with no retries left it fails, visibly', async () => {
     const id = await claimOne({ retryLimit: 0 });
     await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    await q.maintain();
+    await q.maintain({ force: true });
     expect(await q.getJobById(queueName, id)).toMatchObject({ state: 'failed', retryCount: 0 });
   });
 
   it('a missed heartbeat counts like an expired lease', async () => {
     const id = await claimOne({ heartbeatSeconds: 30 });
     await f.sql(`UPDATE $schema.jobs SET heartbeat_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    await q.maintain();
+    await q.maintain({ force: true });
     const job = (await q.getJobById(queueName, id))!;
     expect(job.state).toBe('retry');
     expect((job.output as { error: { message: string } }).error.message).toContain('no heartbeat for 30 seconds');
@@ -51,11 +51,11 @@ describe('reaping expired leases', () => {
     const live = await claimOne();
     const stale = await claimOne();
     await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [stale]);
-    expect((await q.maintain()).reaped).toBe(1);
+    expect((await q.maintain({ force: true })).reaped).toBe(1);
     expect((await q.getJobById(queueName, live))!.state).toBe('active');
     expect((await q.complete(queueName, { id: stale, retryCount: 0 })).updated).toBe(0);
     expect((await q.complete(queueName, live)).updated).toBe(1);
-    expect((await q.maintain()).reaped).toBe(0);
+    expect((await q.maintain({ force: true })).reaped).toBe(0);
     expect((await q.getJobById(queueName, live))!.state).toBe('completed');
   });
 

@@ -41,3 +41,59 @@ SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
 
 export const deleteJobs = (s: string) => `
 DELETE FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) RETURNING j.id::text`;
+
+/**
+ * Puts failed jobs back to `retry`, all or none: when any id is missing or not failed, nothing changes
+ * (the caller then reads the states to say which). Wakes the queue's workers.
+ * $1 queue, $2 ids bigint[] (distinct), $3 channel
+ */
+export const retryJobs = (s: string) => `
+WITH target AS (
+  SELECT j.queue, j.id, j.state FROM ${s}.jobs j
+  WHERE j.queue = $1 AND j.id = ANY($2::bigint[])
+  FOR UPDATE
+), verdict AS (
+  SELECT count(*) = cardinality($2::bigint[]) AND coalesce(bool_and(t.state = 'failed'), false) AS ok FROM target t
+), retried AS (
+  UPDATE ${s}.jobs j SET
+    state = 'retry',
+    start_after = now(),
+    completed_on = NULL,
+    keep_until = now() + q.retention_seconds * interval '1 second'
+  FROM target t, verdict v, ${s}.queues q
+  WHERE v.ok AND q.name = j.queue AND j.queue = t.queue AND j.id = t.id
+  RETURNING j.id
+)
+SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
+
+/**
+ * Moves dead-lettered jobs (those that carry a source) of a dead-letter queue back to their source
+ * queues, as new jobs under the source queue's current settings that keep the chain's root id.
+ * Only jobs whose source queue still exists are moved, so nothing is deleted without its copy.
+ * $1 dead-letter queue, $2 ids bigint[] (null: any), $3 most jobs to move
+ */
+export const redriveJobs = (s: string) => `
+WITH picked AS (
+  SELECT d.queue, d.id FROM ${s}.jobs d
+  JOIN ${s}.queues src ON src.name = d.source_name
+  WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
+    AND ($2::bigint[] IS NULL OR d.id = ANY($2::bigint[]))
+  ORDER BY d.id
+  LIMIT $3
+  FOR UPDATE OF d SKIP LOCKED
+), moved AS (
+  DELETE FROM ${s}.jobs d USING picked p
+  WHERE d.queue = p.queue AND d.id = p.id
+  RETURNING d.id, d.data, d.priority, d.singleton_key, d.source_name, d.source_id, d.source_root_id
+), inserted AS (
+  INSERT INTO ${s}.jobs (queue, data, priority, singleton_key, retry_limit, retry_delay, retry_backoff, retry_delay_max,
+    expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, source_root_id)
+  SELECT q.name, m.data, m.priority, m.singleton_key, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max,
+    q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
+    q.dead_letter, coalesce(m.source_root_id, m.source_id)
+  FROM moved m
+  JOIN ${s}.queues q ON q.name = m.source_name
+  ORDER BY m.id
+  RETURNING id, queue
+)
+SELECT inserted.id::text, inserted.queue FROM inserted`;

@@ -1,11 +1,11 @@
-import { APPEND_ERROR, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
 
 /**
  * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry
  * delay) or to `failed` when no retries remain, and records why in the output. Only the database's clock
  * is read. Rows are locked with SKIP LOCKED and re-checked, so a job completed in the instant between
  * this read and this write stays completed, and two reapers never reap one job twice.
- * Wakes the queues' workers with a NOTIFY.
+ * A job failed for good goes to its dead-letter queue, as in failJobs. Wakes the queues' workers with a NOTIFY.
  *
  * $1 most jobs per pass, $2 channel
  */
@@ -36,6 +36,19 @@ WITH expired AS MATERIALIZED (
     output = ${APPEND_ERROR('e.error')}
   FROM expired e
   WHERE j.queue = e.queue AND j.id = e.id AND j.state = 'active'
-  RETURNING j.id, j.queue, j.state
-)
+  RETURNING ${FAILED_RETURNING}
+), ${DEAD_LETTER(s, 'reaped')}
 SELECT r.id::text, r.queue, r.state::text, pg_notify($2, r.queue)::text AS notified FROM reaped r`;
+
+/** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
+export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;
+
+/**
+ * Takes the turn of task $1 when it last ran at least $2 seconds ago (or never); returns a row when
+ * this instance should run it now.
+ */
+export const takeMaintenanceTurn = (s: string) => `
+INSERT INTO ${s}.maintenance AS m (task, last_run_on) VALUES ($1, now())
+ON CONFLICT (task) DO UPDATE SET last_run_on = now()
+  WHERE m.last_run_on <= now() - $2::float8 * interval '1 second'
+RETURNING m.task`;

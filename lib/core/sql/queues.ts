@@ -42,6 +42,9 @@ export const purgeQueue = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1
 
 export const queueExists = (s: string) => `SELECT 1 FROM ${s}.queues WHERE name = $1`;
 
+/** The queues that name $1 as their dead-letter queue. */
+export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queues WHERE dead_letter = $1 ORDER BY name`;
+
 /**
  * Queue rows with live counts. The queued counts read the ready index only; `total` and `failed` read the
  * queue's slice of the primary key.

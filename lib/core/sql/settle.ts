@@ -1,4 +1,4 @@
-import { APPEND_ERROR, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -32,7 +32,8 @@ RETURNING j.id::text`;
  *
  * Delay: an error's retryAfterSeconds wins, else RETRY_DELAY.
  *
- * A retry that may run now wakes the queue's idle workers with a NOTIFY.
+ * A job that fails for good is copied into its dead-letter queue in the same statement. A retry that may
+ * run now wakes the queue's idle workers with a NOTIFY.
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
@@ -64,8 +65,8 @@ UPDATE ${s}.jobs j SET
   output = ${APPEND_ERROR('f.error')}
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
-RETURNING j.id, j.queue, j.state, j.start_after
-)
+RETURNING ${FAILED_RETURNING}
+), ${DEAD_LETTER(s, 'failed')}
 SELECT failed.id::text, failed.state::text
 FROM failed
 LEFT JOIN LATERAL (SELECT pg_notify($9, failed.queue) WHERE failed.state = 'retry' AND failed.start_after <= now()) n ON true`;

@@ -1,0 +1,114 @@
+import { JobNotFoundError, JobStateError, PermanentJobError } from '../../lib/core/errors.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('deadletter');
+const q = f.create({ supervise: false });
+beforeAll(async () => {
+  await q.createQueue('orders.dlq', { retryLimit: 7, expireInSeconds: 77 });
+  await q.createQueue('orders', { retryLimit: 0, deadLetter: 'orders.dlq' });
+});
+afterAll(() => f.cleanup());
+
+async function failForGood(data: unknown, options = {}): Promise<string> {
+  const id = (await q.send('orders', data, options))!;
+  const [job] = await q.fetch('orders');
+  expect(job!.id).toBe(id);
+  await q.fail('orders', id, new PermanentJobError('card declined'));
+  return id;
+}
+
+async function deadLettered(sourceId: string) {
+  const [row] = await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = 'orders.dlq' AND source_id = $1`, [sourceId]);
+  return row ? q.getJobById('orders.dlq', row.id) : null;
+}
+
+describe('dead letters', () => {
+  it('a job that fails for good is copied into the dead-letter queue, with where it came from', async () => {
+    const id = await failForGood({ order: 1 }, { priority: 3, singletonKey: 'cust-9' });
+    const source = (await q.getJobById('orders', id))!;
+    const copy = (await deadLettered(id))!;
+    expect(source.state).toBe('failed');
+    expect(copy).toMatchObject({
+      name: 'orders.dlq',
+      state: 'created',
+      data: { order: 1 },
+      priority: 3,
+      singletonKey: 'cust-9',
+      retryLimit: 7,
+      expireInSeconds: 77,
+      sourceName: 'orders',
+      sourceId: id,
+      sourceRetryCount: 0,
+      sourceRootId: id,
+    });
+    expect(copy.sourceCreatedOn!.getTime()).toBe(source.createdOn.getTime());
+    expect((copy.sourceOutput as { error: { message: string } }).error.message).toBe('card declined');
+  });
+
+  it('a job whose lease ran out with no retries left is dead-lettered too', async () => {
+    const id = (await q.send('orders', { order: 2 }))!;
+    await q.fetch('orders');
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    await q.maintain({ force: true });
+    expect((await q.getJobById('orders', id))!.state).toBe('failed');
+    expect((await deadLettered(id))!.sourceOutput).toMatchObject({ error: { name: 'LeaseExpiredError' } });
+  });
+
+  it('a job that is retried is not dead-lettered', async () => {
+    await q.createQueue('orders.retrying', { retryLimit: 1, deadLetter: 'orders.dlq' });
+    const id = (await q.send('orders.retrying', {}))!;
+    await q.fetch('orders.retrying');
+    await q.fail('orders.retrying', id, new Error('transient'));
+    expect((await q.getJobById('orders.retrying', id))!.state).toBe('retry');
+    expect(await deadLettered(id)).toBeNull();
+  });
+
+  it('redrive moves dead-lettered jobs back to their source queue, and the root id survives any number of redrives', async () => {
+    const root = await failForGood({ order: 3 });
+    const copy1 = (await deadLettered(root))!;
+    const first = await q.redrive('orders.dlq', { ids: [copy1.id] });
+    expect(first.moved).toBe(1);
+    expect(await q.getJobById('orders.dlq', copy1.id)).toBeNull();
+    const again = (await q.getJobById('orders', first.ids[0]!))!;
+    expect(again).toMatchObject({ state: 'created', data: { order: 3 }, sourceRootId: root, sourceName: null });
+
+    const [claimed] = await q.fetch('orders');
+    expect(claimed!.id).toBe(again.id);
+    await q.fail('orders', again.id, new PermanentJobError('declined again'));
+    const copy2 = (await deadLettered(again.id))!;
+    expect(copy2).toMatchObject({ sourceId: again.id, sourceRootId: root });
+    const second = await q.redrive('orders.dlq', { ids: [copy2.id] });
+    expect((await q.getJobById('orders', second.ids[0]!))!.sourceRootId).toBe(root);
+  });
+
+  it('a queue that is the dead letter of another cannot be deleted while it is referenced', async () => {
+    await expect(q.deleteQueue('orders.dlq')).rejects.toThrow('queue "orders.dlq" is the dead-letter queue of "orders", "orders.retrying"');
+    expect(await q.getQueue('orders.dlq')).not.toBeNull();
+  });
+});
+
+describe('retry', () => {
+  it('puts failed jobs back in the queue', async () => {
+    await q.createQueue('r', { retryLimit: 0 });
+    const id = (await q.send('r', {}))!;
+    await q.fetch('r');
+    await q.fail('r', id);
+    expect((await q.retry('r', id)).updated).toBe(1);
+    expect(await q.getJobById('r', id)).toMatchObject({ state: 'retry', completedOn: null });
+    expect((await q.fetch('r')).map((j) => j.id)).toEqual([id]);
+  });
+
+  it('refuses jobs in other states with JobStateError, and an unknown id with JobNotFoundError, changing nothing', async () => {
+    await q.createQueue('r2', { retryLimit: 0 });
+    const failed = (await q.send('r2', {}))!;
+    await q.fetch('r2');
+    await q.fail('r2', failed);
+    const waiting = (await q.send('r2', {}))!;
+    const err = await q.retry('r2', [failed, waiting]).catch((e) => e);
+    expect(err).toBeInstanceOf(JobStateError);
+    expect(err.message).toContain(`job ${waiting} in queue "r2" is created; this needs a job that is failed`);
+    expect((await q.getJobById('r2', failed))!.state).toBe('failed');
+    await expect(q.retry('r2', [failed, '987654321'])).rejects.toThrow(JobNotFoundError);
+    expect((await q.getJobById('r2', failed))!.state).toBe('failed');
+  });
+});
