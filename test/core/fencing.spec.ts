@@ -1,0 +1,85 @@
+import { testUrl, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('fencing');
+const stalled = f.create({ supervise: false });
+const fresh = f.create({ supervise: false });
+afterAll(() => f.cleanup());
+
+describe('fencing', () => {
+  it('a worker that stalls past its lease cannot complete, fail or heartbeat the job once another took it over and completed it', async () => {
+    await stalled.createQueue('fence', { retryLimit: 3 });
+    const id = (await stalled.send('fence', {}))!;
+    const [old] = await stalled.fetch('fence');
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    await fresh.maintain({ force: true });
+    const [current] = await fresh.fetch('fence');
+    expect(current!.id).toBe(id);
+    expect(current!.retryCount).toBe(1);
+    await fresh.complete('fence', { id, retryCount: 1 }, 'the newer result');
+
+    expect((await stalled.complete('fence', { id, retryCount: old!.retryCount }, 'stale')).updated).toBe(0);
+    expect((await stalled.fail('fence', { id, retryCount: old!.retryCount }, new Error('stale'))).updated).toBe(0);
+    const [{ before }] = (await f.sql<{ before: Date | null }>('SELECT heartbeat_until AS before FROM $schema.jobs WHERE id = $1', [id])) as [{ before: Date | null }];
+    await old!.heartbeat();
+    const [{ after }] = (await f.sql<{ after: Date | null }>('SELECT heartbeat_until AS after FROM $schema.jobs WHERE id = $1', [id])) as [{ after: Date | null }];
+    expect(after).toEqual(before);
+    expect(await stalled.getJobById('fence', id)).toMatchObject({ state: 'completed', output: 'the newer result', retryCount: 1 });
+  });
+
+  it("a job completed in the instant between the reaper's read and its write stays completed", async () => {
+    await stalled.createQueue('race');
+    const id = (await stalled.send('race', {}))!;
+    const [job] = await stalled.fetch('race');
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    // The completion is under way (its row lock is held, not yet committed) when the reaper runs.
+    const completer = await f.pool.connect();
+    try {
+      await completer.query('BEGIN');
+      const done = await completer.query(
+        `UPDATE "${f.schema}".jobs SET state = 'completed', completed_on = now(), lease_until = NULL, output = '"won"'
+         WHERE queue = 'race' AND id = $1 AND state = 'active' AND claim_count = $2`,
+        [id, 1],
+      );
+      expect(done.rowCount).toBe(1);
+      expect((await fresh.maintain({ force: true })).reaped).toBe(0);
+      await completer.query('COMMIT');
+    } finally {
+      completer.release();
+    }
+    expect(job!.id).toBe(id);
+    expect(await fresh.getJobById('race', id)).toMatchObject({ state: 'completed', output: 'won', retryCount: 0 });
+    expect((await fresh.maintain({ force: true })).reaped).toBe(0);
+  });
+});
+
+describe('events', () => {
+  it("a failure of the loop itself is an 'error' event, a handler's throw never is, and the loop keeps going", async () => {
+    // Statements of this instance time out after 200 ms, so a locked table makes its claim fail.
+    const q = f.create({ connectionString: `${testUrl()}${testUrl().includes('?') ? '&' : '?'}options=-c%20statement_timeout%3D200`, supervise: false });
+    await q.createQueue('events', { retryLimit: 0 });
+    const errors: (Error & { context?: string })[] = [];
+    q.on('error', (err) => errors.push(err));
+    await q.work('events', { pollingIntervalSeconds: 0.05 }, (job) => {
+      if ((job.data as { bad?: boolean }).bad) throw new Error('handler failure');
+      return 'ok';
+    });
+    const bad = (await q.send('events', { bad: true }))!;
+    await until(async () => (await q.getJobById('events', bad))!.state === 'failed', 'handler failure recorded');
+    expect(errors).toEqual([]);
+
+    const locker = await f.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${f.schema}".jobs IN ACCESS EXCLUSIVE MODE`);
+      await until(() => errors.length > 0, "an 'error' event from the claim");
+      await locker.query('COMMIT');
+    } finally {
+      locker.release();
+    }
+    expect(errors[0]!.context).toContain('claiming jobs of queue "events"');
+    const good = (await q.send('events', {}))!;
+    await until(async () => (await q.getJobById('events', good))!.state === 'completed', 'the loop recovered');
+    await q.offWork('events');
+  });
+});
