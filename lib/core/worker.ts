@@ -196,6 +196,11 @@ export class Worker {
         await this.sleep(errorDelayMs, false);
         continue;
       }
+      if (this.stopped) {
+        // stop() gave up waiting for this claim (the database was slow to answer): nobody would drain these.
+        await this.release(rows).catch((err) => this.ctx.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
+        return;
+      }
       for (const row of rows) this.execute(row);
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
     }
@@ -384,11 +389,13 @@ export class Worker {
   }
 
   /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers. */
-  private release(entries: Running[]): Promise<unknown[]> {
+  private release(attempts: (Running | ClaimedRow)[]): Promise<unknown[]> {
+    const rows = attempts.map((a) => ('row' in a ? a.row : a));
+    if (rows.length === 0) return Promise.resolve([]);
     return this.ctx.exec.query(this.ctx.statements.releaseJobs, [
       this.queue,
-      entries.map((r) => r.row.id),
-      entries.map((r) => r.row.claim_count),
+      rows.map((r) => r.id),
+      rows.map((r) => r.claim_count),
       this.id,
       this.ctx.channel,
     ]);
@@ -402,10 +409,14 @@ export class Worker {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.wakeUp?.();
-    await this.loop;
+    // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
+    const deadline = Date.now() + timeoutMs;
+    const claimWait = delay(timeoutMs);
+    await Promise.race([this.loop, claimWait.promise]);
+    claimWait.cancel();
     const settledAll = () => Promise.allSettled([...this.running.values()].map((r) => r.done));
     if (this.running.size > 0) {
-      const timeout = delay(timeoutMs);
+      const timeout = delay(Math.max(0, deadline - Date.now()));
       await Promise.race([settledAll(), timeout.promise]);
       timeout.cancel();
     }
