@@ -14,7 +14,7 @@ import {
   type ParsedQueueOptions,
   type ParsedSendOptions,
 } from './options.js';
-import { buildStatements, preparedName, type Statements } from './sql/index.js';
+import { buildStatements, type Statements } from './sql/index.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, SendOptions, WorkOptions } from './types.js';
 import { int, queueName, record, toJson } from './validate.js';
 import { claimJobs, describeFailure, newWorkerId, toJob, Worker, type WorkerContext } from './worker.js';
@@ -97,7 +97,8 @@ export class PgQueue extends EventEmitter {
   private async open(): Promise<void> {
     const cfg = this.config;
     if (cfg.connectionString) {
-      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize });
+      // allowExitOnIdle: idle connections never keep the process alive on their own.
+      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize, allowExitOnIdle: true });
       // An idle connection that the server drops must not crash the process; the next query reconnects.
       this.pool.on('error', (err) => {
         if (!this.closed) this.warning(`idle connection error: ${err.message}`);
@@ -326,7 +327,6 @@ export class PgQueue extends EventEmitter {
         col('retentionSeconds'),
         col('deadLetter'),
       ],
-      preparedName(this.config.schema, 'insertJobs'),
     );
     // The insert reads the queue's row: no row back means no such queue, and nothing was written.
     if (rows.length === 0) throw new QueueNotFoundError(name);

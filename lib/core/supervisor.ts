@@ -19,6 +19,7 @@ export class Supervisor {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    // unref: a pending pass never keeps the process alive (close() stops it; a failed boot may never call close()).
     this.timer = setTimeout(() => {
       this.timer = null;
       this.running = this.pass()
@@ -27,7 +28,7 @@ export class Supervisor {
           this.running = null;
           this.schedule(this.intervalMs);
         });
-    }, delayMs);
+    }, delayMs).unref();
   }
 
   /** Cancels the next pass and waits for a running one to finish. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describeValue, PermanentJobError } from './errors.js';
 import type { Executor } from './db.js';
 import type { ParsedWorkOptions } from './options.js';
-import { preparedName, type Statements } from './sql/index.js';
+import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
 import type { Job, JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
@@ -57,7 +57,6 @@ export async function claimJobs(
   const rows = await ctx.exec.query<ClaimedRow>(
     ctx.statements.claimJobs,
     [queue, limit, workerId, minPriority, maxPriority],
-    preparedName(ctx.schema, 'claimJobs'),
   );
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
@@ -124,6 +123,9 @@ interface Running {
   settling: boolean;
   done: Promise<void>;
 }
+
+/** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
+const SETTLE_ATTEMPTS = 5;
 
 /** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */
 const ABORT_GRACE_MS = 250;
@@ -311,32 +313,45 @@ export class Worker {
     this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
   }
 
-  /** Writes an attempt's outcome through the pool: complete, fail, or (a throw during shutdown) hand back. */
+  /**
+   * Writes an attempt's outcome through the pool: complete, fail, or (a throw during shutdown) hand back.
+   * The write is fenced, so it is retried a few times when the database is briefly unreachable, instead of
+   * leaving the job active until its lease runs out and running it again.
+   */
   private async settle(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
     const { row } = entry;
-    const { exec, statements, schema, channel } = this.ctx;
-    try {
-      let settled: unknown[];
-      if (failure && entry.stopRequested) {
-        // The handler gave up because we are shutting down: that is not the job's failure.
-        settled = await this.release([entry]);
-      } else if (failure) {
-        settled = await exec.query(
-          statements.failJobs,
-          [this.queue, [row.id], [null], [JSON.stringify(failure.error)], [failure.permanent], [failure.retryAfterSeconds], this.id, [row.claim_count], channel],
-          preparedName(schema, 'failJobs'),
-        );
-      } else {
-        settled = await exec.query(
-          statements.completeJobs,
-          [this.queue, [row.id], [null], [output], this.id, [row.claim_count]],
-          preparedName(schema, 'completeJobs'),
-        );
+    const { exec, statements, channel } = this.ctx;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let settled: unknown[];
+        if (failure && entry.stopRequested) {
+          // The handler gave up because we are shutting down: that is not the job's failure.
+          settled = await this.release([entry]);
+        } else if (failure) {
+          settled = await exec.query(statements.failJobs, [
+            this.queue,
+            [row.id],
+            [null],
+            [JSON.stringify(failure.error)],
+            [failure.permanent],
+            [failure.retryAfterSeconds],
+            this.id,
+            [row.claim_count],
+            channel,
+          ]);
+        } else {
+          settled = await exec.query(statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count]]);
+        }
+        if (settled.length === 0) this.stale(row);
+        return;
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS) {
+          // The job stays active under its lease; when the lease runs out it goes back to the queue.
+          this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}" (gave up after ${attempt} tries)`);
+          return;
+        }
+        await delay(100 * 2 ** attempt).promise;
       }
-      if (settled.length === 0) this.stale(row);
-    } catch (err) {
-      // The job stays active under its lease; when the lease runs out it goes back to the queue.
-      this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}"`);
     }
   }
 
@@ -371,7 +386,6 @@ export class Worker {
       const held = await this.ctx.exec.query<{ id: string }>(
         this.ctx.statements.heartbeatJobs,
         [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id],
-        preparedName(this.ctx.schema, 'heartbeatJobs'),
       );
       const alive = new Set(held.map((r) => r.id));
       for (const r of entries) {

@@ -34,7 +34,13 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.handlers = this.discover();
+    try {
+      this.handlers = this.discover();
+    } catch (err) {
+      // Nest runs no shutdown hook after a failed init: release what the queue has opened so far.
+      await this.queue.close();
+      throw err;
+    }
     await this.queue.start();
     for (const h of this.handlers) {
       const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions);

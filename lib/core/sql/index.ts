@@ -17,11 +17,3 @@ export function buildStatements(schemaIdent: string): Statements {
   for (const [name, build] of Object.entries(builders)) out[name] = build(schemaIdent);
   return Object.freeze(out) as Statements;
 }
-
-/**
- * Hot-path statements run as named prepared statements: parsed and planned once per connection.
- * The name carries the schema, since one connection may serve two schemas.
- */
-export function preparedName(schema: string, statement: keyof Statements): string {
-  return `pgq_${schema}_${statement}`;
-}
