@@ -227,20 +227,34 @@ export class Worker {
 
   private execute(row: ClaimedRow): void {
     const abort = new AbortController();
-    const leaseTimer = setTimeout(
-      () => abort.abort(new Error(`job ${row.id}: the lease of ${row.expire_seconds} seconds ran out`)),
-      row.expire_seconds * 1000,
-    );
     const key = `${row.id}:${row.claim_count}`;
-    const entry: Running = { key, row, abort, leaseTimer, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    const entry: Running = { key, row, abort, leaseTimer: undefined as unknown as NodeJS.Timeout, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    entry.leaseTimer = setTimeout(() => this.expire(entry), row.expire_seconds * 1000);
     this.running.set(key, entry);
     if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
     entry.done = this.handle(entry).finally(() => {
-      clearTimeout(leaseTimer);
+      clearTimeout(entry.leaseTimer);
       if (this.running.get(key) === entry) this.running.delete(key);
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
     });
+  }
+
+  /**
+   * The handler outlived its lease: the attempt is over. Its signal is aborted, its slot freed (a handler
+   * that never settles must not stall the loop), and the attempt fails now, fenced, with LeaseExpiredError
+   * (retried while retries remain), without waiting for the reaper. A result it returns later is ignored.
+   */
+  private expire(entry: Running): void {
+    if (entry.settling || entry.released || this.running.get(entry.key) !== entry) return;
+    const { row } = entry;
+    const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
+    entry.released = true;
+    entry.abort.abort(new Error(`job ${row.id}: ${message}`));
+    this.running.delete(entry.key);
+    if (!this.waitingForWork) this.wakeUp?.();
+    const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
+    void this.settle(entry, null, describeFailure(error, row.retry_count));
   }
 
   private async handle(entry: Running): Promise<void> {

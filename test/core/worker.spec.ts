@@ -258,7 +258,7 @@ describe('fencing inside one process', () => {
       reject(job.signal.reason);
     })));
     await q.send('w.expire', {});
-    expect(String(await reason.promise)).toContain('the lease of 1 seconds ran out');
+    expect(String(await reason.promise)).toContain('the handler did not finish within the lease of 1 seconds');
     await q.offWork('w.expire');
   });
 
@@ -299,5 +299,30 @@ describe('shutdown outcomes', () => {
     await q.stopWorkers();
     expect(await q.getJobById('w.abort', returns!)).toMatchObject({ state: 'completed', output: 'partial result' });
     expect(await q.getJobById('w.abort', throws!)).toMatchObject({ state: 'created', retryCount: 0, output: null });
+  });
+});
+
+describe('a handler that never settles', () => {
+  it('is cut off when its lease runs out: the attempt fails with LeaseExpiredError and the loop goes on', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('w.hang', { expireInSeconds: 1, retryLimit: 1 });
+    const aborted: string[] = [];
+    await q.work('w.hang', { concurrency: 1, pollingIntervalSeconds: 0.05 }, (job: Job<{ hang: boolean }>) => {
+      if (!job.data.hang) return 'ran after the hung one';
+      job.signal.addEventListener('abort', () => aborted.push(job.id));
+      return new Promise(() => undefined); // ignores the signal, never settles
+    });
+    const hung = (await q.send('w.hang', { hang: true }, { priority: 1 }))!;
+    const next = (await q.send('w.hang', { hang: false }))!;
+    await until(async () => (await q.getJobById('w.hang', hung))!.state === 'failed', 'hung job failed after its retry', 10_000);
+    await until(async () => (await q.getJobById('w.hang', next))!.state === 'completed', 'the next job ran in the freed slot');
+    const job = (await q.getJobById('w.hang', hung))!;
+    expect(job.retryCount).toBe(1);
+    expect((job.output as { errors: { name: string; message: string }[] }).errors).toEqual([
+      expect.objectContaining({ name: 'LeaseExpiredError', message: 'the handler did not finish within the lease of 1 seconds' }),
+      expect.objectContaining({ name: 'LeaseExpiredError' }),
+    ]);
+    expect(aborted).toEqual([hung, hung]);
+    await q.offWork('w.hang');
   });
 });
