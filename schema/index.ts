@@ -7,7 +7,7 @@
  * The schema name is configurable, so the tables come from a factory: `createQueueSchema('myschema')`.
  */
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
   const schema = pgSchema(name);
@@ -44,11 +44,13 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
         .default(sql.raw(`nextval(${jobsIdSeqLiteral}::regclass)`)),
       queue: text('queue').notNull(),
       state: jobState('state').notNull().default('created'),
+      policy: text('policy').notNull().default('standard'),
       priority: integer('priority').notNull().default(0),
       data: jsonb('data'),
       output: jsonb('output'),
       singletonKey: text('singleton_key'),
       dedupeKey: text('dedupe_key'),
+      singletonOn: timestamp('singleton_on', { withTimezone: true }),
       startAfter: timestamp('start_after', { withTimezone: true }).notNull().defaultNow(),
       retryCount: integer('retry_count').notNull().default(0),
       claimCount: integer('claim_count').notNull().default(0),
@@ -79,6 +81,13 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       // nullsFirst: PostgreSQL's own default for DESC, as the migration has it (drizzle would say NULLS LAST)
       index('jobs_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active'`),
       index('jobs_lease_idx').on(t.leaseUntil).where(sql`state = 'active'`),
+      // NULLS NOT DISTINCT in the migration: a job without a singletonKey shares the one null key.
+      uniqueIndex('jobs_short_key').on(t.queue, t.singletonKey).where(sql`state = 'created' AND policy = 'short'`),
+      uniqueIndex('jobs_singleton_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'singleton'`),
+      uniqueIndex('jobs_stately_key').on(t.queue, t.state, t.singletonKey).where(sql`state <= 'active' AND policy = 'stately'`),
+      uniqueIndex('jobs_exclusive_key').on(t.queue, t.singletonKey).where(sql`state <= 'active' AND policy = 'exclusive'`),
+      uniqueIndex('jobs_dedupe_key').on(t.queue, t.dedupeKey).where(sql`state <= 'active' AND dedupe_key IS NOT NULL`),
+      uniqueIndex('jobs_throttle_slot').on(t.queue, t.singletonOn, t.singletonKey).where(sql`singleton_on IS NOT NULL AND state <> 'cancelled'`),
     ],
   );
 

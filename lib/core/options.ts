@@ -77,9 +77,9 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
     notify: optBool(`${p}notify`, o.notify),
   };
-  if (parsed.policy !== undefined && parsed.policy !== 'standard') {
+  if (parsed.policy === 'key_strict_fifo') {
     // The policy is fixed at creation, so storing one the claim does not enforce would mislead for good.
-    throw new InvalidOptionError(`${p}policy`, '"standard" (the only policy this version enforces)', parsed.policy);
+    throw new InvalidOptionError(`${p}policy`, 'one of "standard", "short", "singleton", "stately", "exclusive" (key_strict_fifo is not enforced by this version)', parsed.policy);
   }
   if (parsed.partition === true) {
     throw new InvalidOptionError(`${p}partition`, 'false (dedicated partitions are not supported by this version)', true);
@@ -93,10 +93,14 @@ export interface ParsedSendOptions extends ParsedJobDefaults {
   startAt?: Date;
   startIn?: number;
   singletonKey?: string;
+  dedupeKey?: string;
   deadLetter?: string;
+  /** sendThrottled/sendDebounced: the slot length in seconds, and 1 for the slot after the current one. */
+  throttle?: number;
+  slotOffset?: number;
 }
 
-const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
+const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'dedupeKey', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
 
 /** Validates `send` options, or one job of `insert` (then `field` names its index). */
@@ -108,6 +112,7 @@ export function parseSendOptions(value: unknown, field = 'options'): ParsedSendO
     ...parseJobDefaults(p, o),
     priority: optInt(`${p}priority`, o.priority, -2_147_483_648),
     singletonKey: optKey(`${p}singletonKey`, o.singletonKey),
+    dedupeKey: optKey(`${p}dedupeKey`, o.dedupeKey),
     deadLetter: o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
   };
   Object.assign(parsed, parseStartAfter(`${p}startAfter`, o.startAfter));

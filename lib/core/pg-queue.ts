@@ -15,9 +15,9 @@ import {
   type ParsedSendOptions,
 } from './options.js';
 import { buildStatements, type Statements } from './sql/index.js';
-import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, SendOptions, WorkOptions } from './types.js';
-import { int, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, newWorkerId, toJob, Worker, type WorkerContext } from './worker.js';
+import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueuePolicy, QueueResult, SendOptions, WorkOptions } from './types.js';
+import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
+import { claimJobs, describeFailure, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type WorkerContext } from './worker.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
@@ -67,6 +67,7 @@ export class PgQueue extends EventEmitter {
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
+  private readonly policies = new Map<string, QueuePolicy>();
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -238,6 +239,7 @@ export class PgQueue extends EventEmitter {
       await client.query(this.statements.deleteQueueJobs, [name]);
       const deleted = await client.query(this.statements.deleteQueue, [name]);
       await client.query('COMMIT');
+      this.policies.delete(name);
       if (deleted.rowCount === 0) throw new QueueNotFoundError(name);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -271,6 +273,16 @@ export class PgQueue extends EventEmitter {
     return rows.map(toQueueResult);
   }
 
+  /** A queue's policy, read once: it cannot change after the queue is created. */
+  private async policyOf(exec: Executor, name: string): Promise<QueuePolicy> {
+    const known = this.policies.get(name);
+    if (known) return known;
+    const [row] = await exec.query<{ policy: QueuePolicy }>(this.statements.getQueuePolicy, [name]);
+    if (!row) throw new QueueNotFoundError(name);
+    this.policies.set(name, row.policy);
+    return row.policy;
+  }
+
   private async assertQueueExists(exec: Executor, name: string): Promise<void> {
     const rows = await exec.query(this.statements.queueExists, [name]);
     if (rows.length === 0) throw new QueueNotFoundError(name);
@@ -278,14 +290,56 @@ export class PgQueue extends EventEmitter {
 
   // ---- sending ----
 
-  /** Sends one job; returns its id. With `options.db` the insert joins the caller's transaction. */
+  /**
+   * Sends one job; returns its id, or null when the queue's policy (or a throttle slot) refused it. With
+   * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
+   * insert joins the caller's transaction.
+   */
   async send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
     queueName('name', name);
-    const parsed = parseSendOptions(options);
+    return this.sendOne(name, data, options, parseSendOptions(options));
+  }
+
+  private async sendOne(name: string, data: unknown, options: SendOptions | undefined, parsed: ParsedSendOptions): Promise<string | null> {
     const json = toJson('data', data, this.config.maxPayloadBytes);
     const exec = options?.db ? callerExecutor(options.db) : await this.db();
-    const ids = await this.insertRows(exec, name, [json], [parsed]);
-    return ids[0] ?? null;
+    const [id] = await this.insertRows(exec, name, [json], [parsed]);
+    if (id !== undefined) return id;
+    if (parsed.dedupeKey === undefined) return null;
+    const [holder] = await exec.query<{ id: string }>(this.statements.findPendingByDedupeKey, [name, parsed.dedupeKey]);
+    return holder?.id ?? null;
+  }
+
+  /**
+   * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
+   * ones return null.
+   */
+  async sendThrottled<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+    queueName('name', name);
+    const parsed = this.throttled(options, seconds, key);
+    return this.sendOne(name, data, options ?? undefined, parsed);
+  }
+
+  /**
+   * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
+   * instead of dropped; at most one job waits there, so later sends return null.
+   */
+  async sendDebounced<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+    queueName('name', name);
+    const parsed = this.throttled(options, seconds, key);
+    const now = await this.sendOne(name, data, options ?? undefined, parsed);
+    if (now !== null) return now;
+    return this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 });
+  }
+
+  private throttled(options: SendOptions | null | undefined, seconds: number, key: string | undefined): ParsedSendOptions {
+    const parsed = parseSendOptions(options);
+    const throttle = int('seconds', seconds, 1, MAX_SECONDS);
+    const singletonKey = key === undefined ? parsed.singletonKey : optKey('key', key);
+    if (parsed.startAt !== undefined || parsed.startIn !== undefined) {
+      throw new InvalidOptionError('options.startAfter', 'left out: a throttled job starts in its time slot', options?.startAfter);
+    }
+    return { ...parsed, singletonKey, throttle, slotOffset: 0 };
   }
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
@@ -293,7 +347,10 @@ export class PgQueue extends EventEmitter {
     return this.send(name, data, { ...(options ?? {}), startAfter });
   }
 
-  /** Inserts many jobs in one statement; returns their ids in input order. All or nothing. */
+  /**
+   * Inserts many jobs in one statement; returns the ids of the jobs inserted, in input order. A job that
+   * the queue's policy or a dedupe key refuses is skipped (its id is missing from the result).
+   */
   async insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
     queueName('name', name);
     if (!Array.isArray(jobs)) throw new InvalidOptionError('jobs', 'an array of jobs', jobs);
@@ -326,10 +383,13 @@ export class PgQueue extends EventEmitter {
         col('deleteAfterSeconds'),
         col('retentionSeconds'),
         col('deadLetter'),
+        col('dedupeKey'),
+        col('throttle'),
+        jobs.map((j) => j.slotOffset ?? 0),
       ],
     );
-    // The insert reads the queue's row: no row back means no such queue, and nothing was written.
-    if (rows.length === 0) throw new QueueNotFoundError(name);
+    // The insert reads the queue's row: no row back means no such queue, or every job was refused.
+    if (rows.length === 0) await this.assertQueueExists(exec, name);
     return rows.map((r) => r.id);
   }
 
@@ -342,8 +402,8 @@ export class PgQueue extends EventEmitter {
     const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, -2_147_483_648);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
-    const ctx = { exec: await this.db(), statements: this.statements, schema: this.config.schema };
-    const rows = await claimJobs(ctx, name, batchSize, this.fetcherId, minPriority, maxPriority);
+    const ctx = { exec: await this.db(), statements: this.statements };
+    const rows = await claimJobs(ctx, name, await this.policyOf(ctx.exec, name), batchSize, this.fetcherId, minPriority, maxPriority);
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
         await ctx.exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
@@ -404,7 +464,9 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const list = [...new Set(this.plainIds(ids))];
     const exec = await this.db();
-    const rows = await exec.query<{ id: string }>(this.statements.retryJobs, [name, list, this.config.channel]);
+    const rows = await exec.query<{ id: string }>(this.statements.retryJobs, [name, list, this.config.channel]).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
     if (rows.length === list.length) return changed(list.length, rows);
     const states = new Map((await exec.query<{ id: string; state: string }>(this.statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
     for (const id of list) {
@@ -427,8 +489,15 @@ export class PgQueue extends EventEmitter {
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const exec = await this.db();
     await this.assertQueueExists(exec, name);
-    const rows = await exec.query<{ id: string }>(this.statements.redriveJobs, [name, ids, limit]);
-    return { moved: rows.length, ids: rows.map((r) => r.id) };
+    const candidates = await exec.query<{ id: string }>(this.statements.listDeadLettered, [name, ids, limit]);
+    const moved: string[] = [];
+    // One statement per job: each copy and its delete commit together, and a copy that the source
+    // queue's policy refuses leaves its job in the dead-letter queue.
+    for (const { id } of candidates) {
+      const [copy] = await exec.query<{ id: string }>(this.statements.redriveJob, [name, id]);
+      if (copy) moved.push(copy.id);
+    }
+    return { moved: moved.length, ids: moved };
   }
 
   /** Deletes jobs in any state. */
@@ -447,7 +516,9 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const list = this.plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
-    const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], params);
+    const rows = await (await this.db()).query<{ id: string }>(this.statements[statement], params).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
     return changed(list.length, rows);
   }
 
@@ -467,13 +538,14 @@ export class PgQueue extends EventEmitter {
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
     if (!this.config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const exec = await this.db();
-    await this.assertQueueExists(exec, name);
+    const policy = await this.policyOf(exec, name);
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.closing) throw closedError();
     const pool = this.pool!;
     const ctx: WorkerContext = {
       exec,
+      policy,
       connect: () => pool.connect(),
       staleResult: () => void this.counters.staleResults++,
       statements: this.statements,
@@ -549,6 +621,15 @@ export class PgQueue extends EventEmitter {
     this.pool = null;
     this.exec = null;
   }
+}
+
+/** A unique index refused bringing jobs back: another pending job holds the key (policy or dedupe). */
+function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
+  if ((err as { code?: string }).code !== UNIQUE_VIOLATION) return err;
+  return new QueueError(
+    `job(s) ${ids.join(', ')} of queue "${queue}" cannot come back now: another pending job holds the same key (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
+    'KEY_TAKEN',
+  );
 }
 
 function closedError(): QueueError {

@@ -48,7 +48,10 @@ export interface SendOptions extends JobDefaults {
   priority?: number;
   /** Not before: a Date, an ISO-8601 string, or seconds from now. */
   startAfter?: Date | string | number;
+  /** Key the queue's policy applies to (short, singleton, stately, exclusive, throttling). */
   singletonKey?: string;
+  /** At most one pending (created, retry, active) job per key in the queue; a duplicate returns that job's id. */
+  dedupeKey?: string;
   deadLetter?: string;
   /** Insert within the caller's transaction (a Drizzle db/tx or a pg client). */
   db?: TransactionLike;

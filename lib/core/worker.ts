@@ -5,7 +5,10 @@ import type { Executor } from './db.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
-import type { Job, JobHandler, QueueLogger } from './types.js';
+import type { Job, JobHandler, QueueLogger, QueuePolicy } from './types.js';
+
+/** PostgreSQL's unique_violation: a policy's unique index refused a change. */
+export const UNIQUE_VIOLATION = '23505';
 import { toJson } from './validate.js';
 
 /** A row as the claim statement returns it. */
@@ -28,6 +31,8 @@ export interface ClaimedRow {
 /** What a worker loop needs from the engine that owns it. */
 export interface WorkerContext {
   readonly exec: Executor;
+  /** The queue's policy (fixed once the queue is created); it picks the claim statement. */
+  readonly policy: QueuePolicy;
   /** A dedicated connection for a transactional handler; released by the worker. */
   connect(): Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
@@ -45,19 +50,33 @@ export function newWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
-/** Claims up to `limit` jobs of `queue` for `workerId`, in claim order. */
+/** Policies that allow one active job per key: their claim takes one job per key. */
+const ONE_ACTIVE_PER_KEY: ReadonlySet<QueuePolicy> = new Set(['singleton', 'stately']);
+
+/**
+ * Claims up to `limit` jobs of `queue` for `workerId`, in claim order. When a racing claimer took the
+ * same key first (the policy's unique index refuses the statement), it claims again once, then returns
+ * what it got: a lost race is an empty fetch, never an error.
+ */
 export async function claimJobs(
-  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'schema'>,
+  ctx: Pick<WorkerContext, 'exec' | 'statements'>,
   queue: string,
+  policy: QueuePolicy,
   limit: number,
   workerId: string,
   minPriority: number | null = null,
   maxPriority: number | null = null,
 ): Promise<ClaimedRow[]> {
-  const rows = await ctx.exec.query<ClaimedRow>(
-    ctx.statements.claimJobs,
-    [queue, limit, workerId, minPriority, maxPriority],
-  );
+  const statement = ONE_ACTIVE_PER_KEY.has(policy) ? ctx.statements.claimJobsOnePerKey : ctx.statements.claimJobs;
+  let rows: ClaimedRow[] = [];
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      rows = await ctx.exec.query<ClaimedRow>(statement, [queue, limit, workerId, minPriority, maxPriority]);
+      break;
+    } catch (err) {
+      if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+    }
+  }
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
 }
@@ -190,7 +209,7 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.ctx, this.queue, limit, this.id);
+        rows = await claimJobs(this.ctx, this.queue, this.ctx.policy, limit, this.id);
         errorDelayMs = 0;
       } catch (err) {
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);

@@ -35,11 +35,15 @@ CREATE TABLE ${s}.jobs (
   id bigint NOT NULL DEFAULT nextval('${s}.jobs_id_seq'),
   queue text NOT NULL,
   state ${s}.job_state NOT NULL DEFAULT 'created',
+  -- the queue's policy, copied at insert: the partial unique indexes below are conditioned on it
+  policy text NOT NULL DEFAULT 'standard',
   priority integer NOT NULL DEFAULT 0,
   data jsonb,
   output jsonb,
   singleton_key text,
   dedupe_key text,
+  -- the throttle/debounce time slot this job occupies (sendThrottled, sendDebounced)
+  singleton_on timestamptz,
   start_after timestamptz NOT NULL DEFAULT now(),
   retry_count integer NOT NULL DEFAULT 0 CHECK (retry_count >= 0),
   -- bumped by every claim: a worker's result is fenced to (id, claim_count, worker_id), so even a
@@ -88,6 +92,28 @@ CREATE INDEX jobs_ready_idx ON ${s}.jobs (queue, priority DESC, start_after, id)
 
 -- Expired leases are found here; it holds active jobs only.
 CREATE INDEX jobs_lease_idx ON ${s}.jobs (lease_until) WHERE state = 'active';
+
+-- The queue policies, enforced by the database whichever process writes (a job without a singletonKey
+-- shares the one null key: NULLS NOT DISTINCT). An insert that would break one is skipped; a claim that
+-- would is refused as a whole and comes back empty.
+-- short: at most one queued (created) job per key.
+CREATE UNIQUE INDEX jobs_short_key ON ${s}.jobs (queue, singleton_key) NULLS NOT DISTINCT
+  WHERE state = 'created' AND policy = 'short';
+-- singleton: at most one active job per key.
+CREATE UNIQUE INDEX jobs_singleton_key ON ${s}.jobs (queue, singleton_key) NULLS NOT DISTINCT
+  WHERE state = 'active' AND policy = 'singleton';
+-- stately: at most one job per key in each of created, retry and active.
+CREATE UNIQUE INDEX jobs_stately_key ON ${s}.jobs (queue, state, singleton_key) NULLS NOT DISTINCT
+  WHERE state <= 'active' AND policy = 'stately';
+-- exclusive: at most one job per key queued (created, retry) or active.
+CREATE UNIQUE INDEX jobs_exclusive_key ON ${s}.jobs (queue, singleton_key) NULLS NOT DISTINCT
+  WHERE state <= 'active' AND policy = 'exclusive';
+-- dedupeKey, on any queue: at most one pending job per key.
+CREATE UNIQUE INDEX jobs_dedupe_key ON ${s}.jobs (queue, dedupe_key)
+  WHERE state <= 'active' AND dedupe_key IS NOT NULL;
+-- sendThrottled/sendDebounced: one job per key and time slot, whatever became of it (but cancelled).
+CREATE UNIQUE INDEX jobs_throttle_slot ON ${s}.jobs (queue, singleton_on, singleton_key) NULLS NOT DISTINCT
+  WHERE singleton_on IS NOT NULL AND state <> 'cancelled';
 
 -- One NOTIFY per inserting statement and queue, none for deferred jobs or queues with notify off.
 -- Delivered at commit, so a job sent inside a rolled-back transaction wakes nobody.

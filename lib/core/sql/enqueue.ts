@@ -1,23 +1,31 @@
 /**
  * The insert: one statement for one job or many. Each array holds one entry per job; a null entry
  * inherits the queue's setting, so the queue's row is read in the same statement that inserts, and an
- * unknown queue inserts nothing. The NOTIFY comes from the statement trigger on `jobs`.
+ * unknown queue inserts nothing. The queue's policy is copied onto each job, where the partial unique
+ * indexes enforce it: a job that would break the policy, a dedupe key or a throttle slot is skipped
+ * (ON CONFLICT DO NOTHING), never an error. The NOTIFY comes from the statement trigger on `jobs`.
+ *
+ * A throttled job occupies the time slot floor(now / seconds) + slot_offset; a debounced job sent into the
+ * next slot (offset 1) starts when that slot begins.
  *
  * $1 queue, $2 data jsonb[], $3 priority int[], $4 start_at timestamptz[], $5 start_in int[],
  * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
  * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
- * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[]
+ * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[], $16 dedupe_key text[],
+ * $17 throttle seconds int[], $18 slot offset int[]
  */
 export const insertJobs = (s: string) => `
-INSERT INTO ${s}.jobs (queue, data, priority, start_after, singleton_key, retry_limit, retry_delay, retry_backoff,
-  retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter)
-SELECT x.queue, x.data, x.priority, x.start_after, x.singleton_key, x.retry_limit, x.retry_delay, x.retry_backoff,
-  x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
-  x.start_after + x.retention_seconds * interval '1 second', x.dead_letter
+INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, singleton_on, retry_limit,
+  retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter)
+SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.singleton_on,
+  x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
+  coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter
 FROM (
-  SELECT q.name AS queue, i.data, coalesce(i.priority, 0) AS priority,
+  SELECT q.name AS queue, q.policy, i.data, coalesce(i.priority, 0) AS priority,
     coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') AS start_after,
-    i.singleton_key,
+    i.singleton_key, i.dedupe_key,
+    to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) AS singleton_on,
+    CASE WHEN i.slot_offset > 0 THEN to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) END AS slot_start,
     coalesce(i.retry_limit, q.retry_limit) AS retry_limit,
     coalesce(i.retry_delay, q.retry_delay) AS retry_delay,
     coalesce(i.retry_backoff, q.retry_backoff) AS retry_backoff,
@@ -30,10 +38,19 @@ FROM (
     i.ord
   FROM ${s}.queues q
   CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
-    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[])
+    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[], $16::text[], $17::int[], $18::int[])
     WITH ORDINALITY AS i(data, priority, start_at, start_in, singleton_key, retry_limit, retry_delay, retry_backoff,
-      retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter, ord)
+      retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter,
+      dedupe_key, throttle, slot_offset, ord)
   WHERE q.name = $1
 ) x
 ORDER BY x.ord
+ON CONFLICT DO NOTHING
 RETURNING id::text`;
+
+/** The pending (created, retry, active) job that holds a dedupe key. $1 queue, $2 dedupe key */
+export const findPendingByDedupeKey = (s: string) => `
+SELECT j.id::text FROM ${s}.jobs j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.state <= 'active'`;
+
+/** The queue's policy (fixed once created). $1 queue */
+export const getQueuePolicy = (s: string) => `SELECT policy FROM ${s}.queues WHERE name = $1`;

@@ -67,33 +67,42 @@ WITH target AS (
 SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
 
 /**
- * Moves dead-lettered jobs (those that carry a source) of a dead-letter queue back to their source
- * queues, as new jobs under the source queue's current settings that keep the chain's root id.
- * Only jobs whose source queue still exists are moved, so nothing is deleted without its copy.
- * $1 dead-letter queue, $2 ids bigint[] (null: any), $3 most jobs to move
+ * The dead-lettered jobs (those that carry a source whose queue still exists) of a dead-letter queue,
+ * waiting or failed there. $1 dead-letter queue, $2 ids bigint[] (null: any), $3 most
  */
-export const redriveJobs = (s: string) => `
-WITH picked AS (
-  SELECT d.queue, d.id FROM ${s}.jobs d
-  JOIN ${s}.queues src ON src.name = d.source_name
-  WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
-    AND ($2::bigint[] IS NULL OR d.id = ANY($2::bigint[]))
-  ORDER BY d.id
-  LIMIT $3
+export const listDeadLettered = (s: string) => `
+SELECT d.id::text FROM ${s}.jobs d
+JOIN ${s}.queues src ON src.name = d.source_name
+WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
+  AND ($2::bigint[] IS NULL OR d.id = ANY($2::bigint[]))
+ORDER BY d.id
+LIMIT $3`;
+
+/**
+ * Moves one dead-lettered job back to its source queue, as a new job under the source queue's current
+ * settings that keeps the chain's root id. The copy and the delete happen together, and only when the
+ * copy was inserted: a copy the source queue's policy refuses leaves the job where it is.
+ * $1 dead-letter queue, $2 id
+ */
+export const redriveJob = (s: string) => `
+WITH d AS (
+  SELECT d.queue, d.id, d.data, d.priority, d.singleton_key, d.source_name, d.source_id, d.source_root_id
+  FROM ${s}.jobs d
+  WHERE d.queue = $1 AND d.id = $2 AND d.state IN ('created', 'retry', 'failed') AND d.source_name IS NOT NULL
   FOR UPDATE OF d SKIP LOCKED
-), moved AS (
-  DELETE FROM ${s}.jobs d USING picked p
-  WHERE d.queue = p.queue AND d.id = p.id
-  RETURNING d.id, d.data, d.priority, d.singleton_key, d.source_name, d.source_id, d.source_root_id
 ), inserted AS (
-  INSERT INTO ${s}.jobs (queue, data, priority, singleton_key, retry_limit, retry_delay, retry_backoff, retry_delay_max,
+  INSERT INTO ${s}.jobs (queue, policy, data, priority, singleton_key, retry_limit, retry_delay, retry_backoff, retry_delay_max,
     expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, source_root_id)
-  SELECT q.name, m.data, m.priority, m.singleton_key, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max,
+  SELECT q.name, q.policy, d.data, d.priority, d.singleton_key, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, coalesce(m.source_root_id, m.source_id)
-  FROM moved m
-  JOIN ${s}.queues q ON q.name = m.source_name
-  ORDER BY m.id
-  RETURNING id, queue
+    q.dead_letter, coalesce(d.source_root_id, d.source_id)
+  FROM d
+  JOIN ${s}.queues q ON q.name = d.source_name
+  ON CONFLICT DO NOTHING
+  RETURNING id
+), removed AS (
+  DELETE FROM ${s}.jobs x USING d
+  WHERE x.queue = d.queue AND x.id = d.id AND EXISTS (SELECT 1 FROM inserted)
+  RETURNING x.id
 )
-SELECT inserted.id::text, inserted.queue FROM inserted`;
+SELECT inserted.id::text FROM inserted`;

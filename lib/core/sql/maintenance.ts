@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
 
 /**
  * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry
@@ -12,7 +12,7 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY
 export const reapExpiredLeases = (s: string) => `
 WITH expired AS MATERIALIZED (
   SELECT j.queue, j.id,
-    (j.retry_count < j.retry_limit) AS retrying,
+    (j.retry_count < j.retry_limit AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     jsonb_build_object(
       'name', 'LeaseExpiredError',
       'message', CASE WHEN j.lease_until < now()

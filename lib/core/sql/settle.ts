@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -42,7 +42,7 @@ RETURNING j.id::text`;
 export const failJobs = (s: string) => `
 WITH f AS (
   SELECT j.queue, j.id, u.error,
-    (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false)) AS retrying,
+    (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
   FROM ${s}.jobs j
   JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[])
