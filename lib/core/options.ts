@@ -77,10 +77,6 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
     notify: optBool(`${p}notify`, o.notify),
   };
-  if (parsed.policy === 'key_strict_fifo') {
-    // The policy is fixed at creation, so storing one the claim does not enforce would mislead for good.
-    throw new InvalidOptionError(`${p}policy`, 'one of "standard", "short", "singleton", "stately", "exclusive" (key_strict_fifo is not enforced by this version)', parsed.policy);
-  }
   if (parsed.partition === true) {
     throw new InvalidOptionError(`${p}partition`, 'false (dedicated partitions are not supported by this version)', true);
   }

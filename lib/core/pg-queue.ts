@@ -283,6 +283,16 @@ export class PgQueue extends EventEmitter {
     return row.policy;
   }
 
+  /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
+  async getBlockedKeys(name: string): Promise<string[]> {
+    queueName('name', name);
+    const exec = await this.db();
+    if ((await this.policyOf(exec, name)) !== 'key_strict_fifo') {
+      throw new InvalidOptionError('name', 'a key_strict_fifo queue', name);
+    }
+    return (await exec.query<{ key: string }>(this.statements.getBlockedKeys, [name])).map((r) => r.key);
+  }
+
   private async assertQueueExists(exec: Executor, name: string): Promise<void> {
     const rows = await exec.query(this.statements.queueExists, [name]);
     if (rows.length === 0) throw new QueueNotFoundError(name);
@@ -364,6 +374,14 @@ export class PgQueue extends EventEmitter {
 
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
     await this.start();
+    if ((await this.policyOf(exec, name)) === 'key_strict_fifo') {
+      jobs.forEach((job, i) => {
+        if (job.singletonKey === undefined) {
+          const field = jobs.length === 1 && data.length === 1 ? 'options.singletonKey' : `jobs[${i}].singletonKey`;
+          throw new InvalidOptionError(field, `a key on every job of key_strict_fifo queue "${name}"`, undefined);
+        }
+      });
+    }
     const col = <K extends keyof ParsedSendOptions>(key: K) => jobs.map((j) => j[key] ?? null);
     const rows = await exec.query<{ id: string }>(
       this.statements.insertJobs,

@@ -67,15 +67,22 @@ export async function claimJobs(
   minPriority: number | null = null,
   maxPriority: number | null = null,
 ): Promise<ClaimedRow[]> {
-  const statement = ONE_ACTIVE_PER_KEY.has(policy) ? ctx.statements.claimJobsOnePerKey : ctx.statements.claimJobs;
-  let rows: ClaimedRow[] = [];
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    try {
-      rows = await ctx.exec.query<ClaimedRow>(statement, [queue, limit, workerId, minPriority, maxPriority]);
-      break;
-    } catch (err) {
-      if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+  const statement =
+    policy === 'key_strict_fifo' ? ctx.statements.claimJobsKeyFifo : ONE_ACTIVE_PER_KEY.has(policy) ? ctx.statements.claimJobsOnePerKey : ctx.statements.claimJobs;
+  const claim = async (text: string, n: number): Promise<ClaimedRow[]> => {
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        return await ctx.exec.query<ClaimedRow>(text, [queue, n, workerId, minPriority, maxPriority]);
+      } catch (err) {
+        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+      }
     }
+    return [];
+  };
+  const rows = await claim(statement, limit);
+  if (policy === 'key_strict_fifo' && rows.length < limit) {
+    // The window held too few heads (a few keys with long backlogs): look key by key for the rest.
+    rows.push(...(await claim(ctx.statements.claimJobsKeyFifoByKey, limit - rows.length)));
   }
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));

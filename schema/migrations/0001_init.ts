@@ -108,6 +108,15 @@ CREATE UNIQUE INDEX jobs_stately_key ON ${s}.jobs (queue, state, singleton_key) 
 -- exclusive: at most one job per key queued (created, retry) or active.
 CREATE UNIQUE INDEX jobs_exclusive_key ON ${s}.jobs (queue, singleton_key) NULLS NOT DISTINCT
   WHERE state <= 'active' AND policy = 'exclusive';
+-- key_strict_fifo: at most one active job per key; the claim's probes read the two indexes after it.
+CREATE UNIQUE INDEX jobs_fifo_active_key ON ${s}.jobs (queue, singleton_key)
+  WHERE state = 'active' AND policy = 'key_strict_fifo';
+-- the jobs that hold a key back: in retry (it keeps the head), active, or failed for good
+CREATE INDEX jobs_fifo_blocking_idx ON ${s}.jobs (queue, singleton_key)
+  WHERE state IN ('retry', 'active', 'failed') AND policy = 'key_strict_fifo';
+-- the queued jobs of each key in FIFO order
+CREATE INDEX jobs_fifo_created_idx ON ${s}.jobs (queue, singleton_key, id)
+  WHERE state = 'created' AND policy = 'key_strict_fifo';
 -- dedupeKey, on any queue: at most one pending job per key.
 CREATE UNIQUE INDEX jobs_dedupe_key ON ${s}.jobs (queue, dedupe_key)
   WHERE state <= 'active' AND dedupe_key IS NOT NULL;

@@ -75,3 +75,103 @@ FROM next
 WHERE j.queue = next.queue AND j.id = next.id
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
+
+/** The probes that say a key_strict_fifo candidate `c` is its key's head and its key is free. */
+const FIFO_HEAD = (s: string, c: string) => `NOT EXISTS (
+      SELECT 1 FROM ${s}.jobs b
+      WHERE b.queue = ${c}.queue AND b.singleton_key = ${c}.singleton_key AND b.id <> ${c}.id
+        AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo')
+    AND (${c}.state = 'retry' OR NOT EXISTS (
+      SELECT 1 FROM ${s}.jobs e
+      WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
+        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= now()))`;
+
+const CLAIM_UPDATE = (s: string) => `
+UPDATE ${s}.jobs j SET
+  state = 'active',
+  claim_count = j.claim_count + 1,
+  worker_id = $3,
+  started_on = now(),
+  lease_until = now() + j.expire_seconds * interval '1 second',
+  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+FROM next
+WHERE j.queue = next.queue AND j.id = next.id
+RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
+  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
+
+/**
+ * The claim for key_strict_fifo queues: jobs of one key run strictly one after another, in the order they
+ * were sent. A candidate is kept only when two index probes find it is its key's head and the key is
+ * free: no other job of the key in retry (that one keeps the head), active or failed, and, unless it is
+ * itself the key's job in retry, no earlier job of the key that is runnable now (a deferred one is
+ * skipped, so a later job may run ahead of it). Priority orders work across keys; the priority filters
+ * apply to the head and cannot skip it.
+ *
+ * This first pass looks at a window of the next 16 × batch ready rows in claim order, so its cost follows
+ * the batch, not the number of keys. When one key's long backlog fills the window, the engine completes
+ * the batch with claimJobsKeyFifoByKey.
+ *
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ */
+export const claimJobsKeyFifo = (s: string) => `
+WITH candidates AS MATERIALIZED (
+  SELECT j.queue, j.id, j.state, j.singleton_key, j.priority, j.start_after
+  FROM ${s}.jobs j
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+    AND ($4::int IS NULL OR j.priority >= $4::int)
+    AND ($5::int IS NULL OR j.priority <= $5::int)
+  ORDER BY j.priority DESC, j.start_after, j.id
+  LIMIT $2 * 16
+), next AS MATERIALIZED (
+  SELECT j.queue, j.id
+  FROM candidates c
+  JOIN ${s}.jobs j ON j.queue = c.queue AND j.id = c.id
+  WHERE j.state < 'active' AND ${FIFO_HEAD(s, 'c')}
+  ORDER BY c.priority DESC, c.start_after, c.id
+  LIMIT $2
+  FOR UPDATE OF j SKIP LOCKED
+)${CLAIM_UPDATE(s)}`;
+
+/**
+ * The key_strict_fifo claim by key, for when the window of claimJobsKeyFifo held too few heads (a few keys
+ * with long backlogs): it hops from key to key through jobs_fifo_created_idx (one probe per key with
+ * queued jobs), takes each free key's first runnable job, adds the runnable jobs in retry of free keys,
+ * and claims the best of these heads in claim order. Its cost follows the number of keys with queued jobs.
+ *
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ */
+export const claimJobsKeyFifoByKey = (s: string) => `
+WITH RECURSIVE keys(k) AS (
+  (SELECT j.singleton_key FROM ${s}.jobs j
+   WHERE j.queue = $1 AND j.state = 'created' AND j.policy = 'key_strict_fifo'
+   ORDER BY j.singleton_key LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.singleton_key FROM ${s}.jobs j
+          WHERE j.queue = $1 AND j.state = 'created' AND j.policy = 'key_strict_fifo' AND j.singleton_key > keys.k
+          ORDER BY j.singleton_key LIMIT 1)
+  FROM keys WHERE keys.k IS NOT NULL
+), heads AS (
+  SELECT h.queue, h.id, h.state, h.singleton_key, h.priority, h.start_after
+  FROM keys
+  CROSS JOIN LATERAL (
+    SELECT j.queue, j.id, j.state, j.singleton_key, j.priority, j.start_after FROM ${s}.jobs j
+    WHERE j.queue = $1 AND j.singleton_key = keys.k AND j.state = 'created' AND j.policy = 'key_strict_fifo'
+      AND j.start_after <= now()
+    ORDER BY j.id LIMIT 1
+  ) h
+  WHERE keys.k IS NOT NULL
+  UNION ALL
+  SELECT r.queue, r.id, r.state, r.singleton_key, r.priority, r.start_after FROM ${s}.jobs r
+  WHERE r.queue = $1 AND r.state IN ('retry', 'active', 'failed') AND r.policy = 'key_strict_fifo'
+    AND r.state = 'retry' AND r.start_after <= now()
+), next AS MATERIALIZED (
+  SELECT j.queue, j.id
+  FROM heads c
+  JOIN ${s}.jobs j ON j.queue = c.queue AND j.id = c.id
+  WHERE j.state < 'active' AND ${FIFO_HEAD(s, 'c')}
+    AND ($4::int IS NULL OR c.priority >= $4::int)
+    AND ($5::int IS NULL OR c.priority <= $5::int)
+  ORDER BY c.priority DESC, c.start_after, c.id
+  LIMIT $2
+  FOR UPDATE OF j SKIP LOCKED
+)${CLAIM_UPDATE(s)}`;

@@ -42,6 +42,12 @@ export const purgeQueue = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1
 
 export const queueExists = (s: string) => `SELECT 1 FROM ${s}.queues WHERE name = $1`;
 
+/** The keys of a key_strict_fifo queue held back by a job that failed for good. $1 queue */
+export const getBlockedKeys = (s: string) => `
+SELECT DISTINCT j.singleton_key AS key FROM ${s}.jobs j
+WHERE j.queue = $1 AND j.state IN ('retry', 'active', 'failed') AND j.policy = 'key_strict_fifo' AND j.state = 'failed'
+ORDER BY 1`;
+
 /** The queues that name $1 as their dead-letter queue. */
 export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queues WHERE dead_letter = $1 ORDER BY name`;
 
