@@ -32,6 +32,9 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     heartbeatSeconds: integer('heartbeat_seconds'),
     deleteAfterSeconds: integer('delete_after_seconds').notNull().default(604800),
     retentionSeconds: integer('retention_seconds').notNull().default(1209600),
+    concurrencyLimit: integer('concurrency_limit'),
+    rateLimitCount: integer('rate_limit_count'),
+    rateLimitSeconds: integer('rate_limit_seconds'),
     createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
     updatedOn: timestamp('updated_on', { withTimezone: true }).notNull().defaultNow(),
   });
@@ -80,7 +83,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
       // nullsFirst: PostgreSQL's own default for DESC, as the migration has it (drizzle would say NULLS LAST)
       index('jobs_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active'`),
-      index('jobs_lease_idx').on(t.leaseUntil).where(sql`state = 'active'`),
+      index('jobs_lease_idx').on(t.queue, t.leaseUntil).where(sql`state = 'active'`),
       // NULLS NOT DISTINCT in the migration: a job without a singletonKey shares the one null key.
       uniqueIndex('jobs_short_key').on(t.queue, t.singletonKey).where(sql`state = 'created' AND policy = 'short'`),
       uniqueIndex('jobs_singleton_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'singleton'`),
@@ -94,6 +97,12 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     ],
   );
 
+  const rateWindows = schema.table('rate_windows', {
+    queue: text('queue').primaryKey().references(() => queues.name, { onDelete: 'cascade' }),
+    windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
+    started: integer('started').notNull(),
+  });
+
   const maintenance = schema.table('maintenance', {
     task: text('task').primaryKey(),
     lastRunOn: timestamp('last_run_on', { withTimezone: true }).notNull(),
@@ -105,7 +114,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, jobs, maintenance, migrations };
+  return { schema, jobState, queues, jobs, rateWindows, maintenance, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -115,6 +124,7 @@ export const pgqueueSchema = defaults.schema;
 export const jobState = defaults.jobState;
 export const queues = defaults.queues;
 export const jobs = defaults.jobs;
+export const rateWindows = defaults.rateWindows;
 export const maintenance = defaults.maintenance;
 export const migrations = defaults.migrations;
 export { MIGRATIONS, type Migration } from './migrations/index.js';

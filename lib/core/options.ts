@@ -54,6 +54,8 @@ function parseJobDefaults(prefix: string, o: Record<string, unknown>): ParsedJob
 
 /** Queue settings after validation; `undefined` fields were not given. */
 export interface ParsedQueueOptions extends ParsedJobDefaults {
+  concurrencyLimit?: number | null;
+  rateLimit?: { count: number; perSeconds: number } | null;
   policy?: QueuePolicy;
   partition?: boolean;
   deadLetter?: string | null;
@@ -61,7 +63,7 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   notify?: boolean;
 }
 
-const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', ...JOB_DEFAULT_KEYS]);
+const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', 'concurrencyLimit', 'rateLimit', ...JOB_DEFAULT_KEYS]);
 const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
@@ -76,11 +78,20 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     deadLetter: o.deadLetter === null ? null : o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
     warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
     notify: optBool(`${p}notify`, o.notify),
+    concurrencyLimit: nullableInt(`${p}concurrencyLimit`, o.concurrencyLimit, 1, 100_000),
+    rateLimit: parseRateLimit(`${p}rateLimit`, o.rateLimit),
   };
   if (parsed.partition === true) {
     throw new InvalidOptionError(`${p}partition`, 'false (dedicated partitions are not supported by this version)', true);
   }
   return parsed;
+}
+
+function parseRateLimit(field: string, value: unknown): { count: number; perSeconds: number } | null | undefined {
+  if (value === undefined || value === null) return value;
+  const o = record(field, value);
+  noUnknownKeys(field, o, new Set(['count', 'perSeconds']));
+  return { count: int(`${field}.count`, o.count, 1, 1_000_000), perSeconds: int(`${field}.perSeconds`, o.perSeconds, 1, 86_400) };
 }
 
 /** A send's options after validation, in the shape the insert statement binds. */

@@ -15,9 +15,9 @@ import {
   type ParsedSendOptions,
 } from './options.js';
 import { buildStatements, type Statements } from './sql/index.js';
-import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueuePolicy, QueueResult, SendOptions, WorkOptions } from './types.js';
+import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type WorkerContext } from './worker.js';
+import { claimJobs, describeFailure, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
@@ -67,7 +67,7 @@ export class PgQueue extends EventEmitter {
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
-  private readonly policies = new Map<string, QueuePolicy>();
+  private readonly profiles = new Map<string, ClaimProfile>();
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -202,6 +202,9 @@ export class PgQueue extends EventEmitter {
       o.heartbeatSeconds ?? d.heartbeatSeconds,
       o.deleteAfterSeconds ?? d.deleteAfterSeconds,
       o.retentionSeconds ?? d.retentionSeconds,
+      o.concurrencyLimit ?? null,
+      o.rateLimit?.count ?? null,
+      o.rateLimit?.perSeconds ?? null,
     ];
     const exec = await this.db();
     if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
@@ -221,6 +224,20 @@ export class PgQueue extends EventEmitter {
     const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
     const exec = await this.db();
     if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
+    if (o.concurrencyLimit !== undefined || o.rateLimit !== undefined) {
+      // Workers in every process claim a limited queue under its lock, and they decide that once: a
+      // limit's value may change, but a queue cannot gain or lose its limits after it is created.
+      const stored = await this.getQueue(name);
+      if (!stored) throw new QueueNotFoundError(name);
+      for (const [field, given, had] of [
+        ['options.concurrencyLimit', o.concurrencyLimit, stored.concurrencyLimit],
+        ['options.rateLimit', o.rateLimit, stored.rateLimit],
+      ] as const) {
+        if (given !== undefined && (given === null) !== (had === null)) {
+          throw new InvalidOptionError(field, had === null ? 'left out: this queue was created without one' : 'a new value, not null: this queue was created with one', given);
+        }
+      }
+    }
     const rows = await exec.query(this.statements.updateQueue, [name, JSON.stringify(patch)]);
     if (rows.length === 0) throw new QueueNotFoundError(name);
   }
@@ -239,7 +256,7 @@ export class PgQueue extends EventEmitter {
       await client.query(this.statements.deleteQueueJobs, [name]);
       const deleted = await client.query(this.statements.deleteQueue, [name]);
       await client.query('COMMIT');
-      this.policies.delete(name);
+      this.profiles.delete(name);
       if (deleted.rowCount === 0) throw new QueueNotFoundError(name);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -273,21 +290,21 @@ export class PgQueue extends EventEmitter {
     return rows.map(toQueueResult);
   }
 
-  /** A queue's policy, read once: it cannot change after the queue is created. */
-  private async policyOf(exec: Executor, name: string): Promise<QueuePolicy> {
-    const known = this.policies.get(name);
+  /** How a queue's jobs are claimed, read once: it cannot change after the queue is created. */
+  private async profileOf(exec: Executor, name: string): Promise<ClaimProfile> {
+    const known = this.profiles.get(name);
     if (known) return known;
-    const [row] = await exec.query<{ policy: QueuePolicy }>(this.statements.getQueuePolicy, [name]);
+    const [row] = await exec.query<ClaimProfile>(this.statements.getClaimProfile, [name]);
     if (!row) throw new QueueNotFoundError(name);
-    this.policies.set(name, row.policy);
-    return row.policy;
+    this.profiles.set(name, row);
+    return row;
   }
 
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   async getBlockedKeys(name: string): Promise<string[]> {
     queueName('name', name);
     const exec = await this.db();
-    if ((await this.policyOf(exec, name)) !== 'key_strict_fifo') {
+    if ((await this.profileOf(exec, name)).policy !== 'key_strict_fifo') {
       throw new InvalidOptionError('name', 'a key_strict_fifo queue', name);
     }
     return (await exec.query<{ key: string }>(this.statements.getBlockedKeys, [name])).map((r) => r.key);
@@ -374,7 +391,7 @@ export class PgQueue extends EventEmitter {
 
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
     await this.start();
-    if ((await this.policyOf(exec, name)) === 'key_strict_fifo') {
+    if ((await this.profileOf(exec, name)).policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
         if (job.singletonKey === undefined) {
           const field = jobs.length === 1 && data.length === 1 ? 'options.singletonKey' : `jobs[${i}].singletonKey`;
@@ -420,11 +437,13 @@ export class PgQueue extends EventEmitter {
     const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, -2_147_483_648);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
-    const ctx = { exec: await this.db(), statements: this.statements };
-    const rows = await claimJobs(ctx, name, await this.policyOf(ctx.exec, name), batchSize, this.fetcherId, minPriority, maxPriority);
+    const exec = await this.db();
+    const pool = this.pool!;
+    const ctx = { exec, statements: this.statements, connect: () => pool.connect() };
+    const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, minPriority, maxPriority);
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
-        await ctx.exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
+        await exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
       }),
     );
   }
@@ -556,14 +575,14 @@ export class PgQueue extends EventEmitter {
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
     if (!this.config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const exec = await this.db();
-    const policy = await this.policyOf(exec, name);
+    const profile = await this.profileOf(exec, name);
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.closing) throw closedError();
     const pool = this.pool!;
     const ctx: WorkerContext = {
       exec,
-      policy,
+      profile,
       connect: () => pool.connect(),
       staleResult: () => void this.counters.staleResults++,
       statements: this.statements,
@@ -674,6 +693,6 @@ function changed(requested: number, rows: { id: string }[]): ChangeResult {
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
   const stored = toQueueResult({ ...row, queued: 0, deferred: 0, ready: 0, ready_oldest: null, active: 0, failed: 0, total: 0, table_name: '', created_on: new Date(), updated_on: new Date() });
   return Object.entries(o)
-    .filter(([key, value]) => value !== undefined && stored[key as keyof QueueResult] !== value)
+    .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key as keyof QueueResult]) !== JSON.stringify(value))
     .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);
 }

@@ -16,6 +16,9 @@ export interface QueueRow {
   heartbeat_seconds: number | null;
   delete_after_seconds: number;
   retention_seconds: number;
+  concurrency_limit: number | null;
+  rate_limit_count: number | null;
+  rate_limit_seconds: number | null;
   created_on: Date;
   updated_on: Date;
   queued: number;
@@ -44,6 +47,8 @@ export function toQueueResult(r: QueueRow): QueueResult {
     heartbeatSeconds: r.heartbeat_seconds,
     deleteAfterSeconds: r.delete_after_seconds,
     retentionSeconds: r.retention_seconds,
+    concurrencyLimit: r.concurrency_limit,
+    rateLimit: r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
     queuedCount: r.queued,
     deferredCount: r.deferred,
     readyCount: r.ready,

@@ -34,6 +34,10 @@ export interface QueueOptions extends JobDefaults {
   warningQueueSize?: number | null;
   /** Wake idle workers with NOTIFY when jobs are inserted (default true). */
   notify?: boolean;
+  /** At most this many active jobs of the queue across all workers and processes (default none). */
+  concurrencyLimit?: number | null;
+  /** At most `count` jobs started per `perSeconds` window across all workers (default none). */
+  rateLimit?: { count: number; perSeconds: number } | null;
 }
 
 /**
@@ -78,6 +82,8 @@ export interface QueueResult {
   heartbeatSeconds: number | null;
   deleteAfterSeconds: number;
   retentionSeconds: number;
+  concurrencyLimit: number | null;
+  rateLimit: { count: number; perSeconds: number } | null;
   /** Jobs waiting to run (created or retry), deferred or not. */
   queuedCount: number;
   /** Queued jobs whose `startAfter` is still in the future. */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { describeValue, PermanentJobError } from './errors.js';
-import type { Executor } from './db.js';
+import { pgExecutor, type Executor } from './db.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -31,8 +31,8 @@ export interface ClaimedRow {
 /** What a worker loop needs from the engine that owns it. */
 export interface WorkerContext {
   readonly exec: Executor;
-  /** The queue's policy (fixed once the queue is created); it picks the claim statement. */
-  readonly policy: QueuePolicy;
+  /** How the queue's jobs are claimed (fixed once the queue is created). */
+  readonly profile: ClaimProfile;
   /** A dedicated connection for a transactional handler; released by the worker. */
   connect(): Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
@@ -53,26 +53,65 @@ export function newWorkerId(): string {
 /** Policies that allow one active job per key: their claim takes one job per key. */
 const ONE_ACTIVE_PER_KEY: ReadonlySet<QueuePolicy> = new Set(['singleton', 'stately']);
 
+/** How a queue's jobs are claimed (fixed once the queue is created). */
+export interface ClaimProfile {
+  policy: QueuePolicy;
+  /** The queue has a concurrency or rate limit: claims serialise on the queue's lock. */
+  limited: boolean;
+}
+
 /**
  * Claims up to `limit` jobs of `queue` for `workerId`, in claim order. When a racing claimer took the
  * same key first (the policy's unique index refuses the statement), it claims again once, then returns
- * what it got: a lost race is an empty fetch, never an error.
+ * what it got: a lost race is an empty fetch, never an error. A limited queue is claimed in a transaction
+ * that holds the queue's lock and claims no more than the room its limits leave.
  */
 export async function claimJobs(
-  ctx: Pick<WorkerContext, 'exec' | 'statements'>,
+  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'connect'>,
   queue: string,
-  policy: QueuePolicy,
+  profile: ClaimProfile,
   limit: number,
   workerId: string,
   minPriority: number | null = null,
   maxPriority: number | null = null,
 ): Promise<ClaimedRow[]> {
+  if (!profile.limited) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, minPriority, maxPriority);
+  const client = await ctx.connect();
+  let rows: ClaimedRow[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query(ctx.statements.lockQueueClaims, [queue]);
+    const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
+    if (room > 0) {
+      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, minPriority, maxPriority);
+      if (rows.length > 0) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
+    }
+    await client.query('COMMIT');
+    client.release();
+    return rows;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release(err as Error);
+    throw err;
+  }
+}
+
+async function claimWith(
+  exec: Executor,
+  statements: Statements,
+  queue: string,
+  policy: QueuePolicy,
+  limit: number,
+  workerId: string,
+  minPriority: number | null,
+  maxPriority: number | null,
+): Promise<ClaimedRow[]> {
   const statement =
-    policy === 'key_strict_fifo' ? ctx.statements.claimJobsKeyFifo : ONE_ACTIVE_PER_KEY.has(policy) ? ctx.statements.claimJobsOnePerKey : ctx.statements.claimJobs;
+    policy === 'key_strict_fifo' ? statements.claimJobsKeyFifo : ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs;
   const claim = async (text: string, n: number): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= 2; attempt++) {
       try {
-        return await ctx.exec.query<ClaimedRow>(text, [queue, n, workerId, minPriority, maxPriority]);
+        return await exec.query<ClaimedRow>(text, [queue, n, workerId, minPriority, maxPriority]);
       } catch (err) {
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
       }
@@ -82,7 +121,7 @@ export async function claimJobs(
   const rows = await claim(statement, limit);
   if (policy === 'key_strict_fifo' && rows.length < limit) {
     // The window held too few heads (a few keys with long backlogs): look key by key for the rest.
-    rows.push(...(await claim(ctx.statements.claimJobsKeyFifoByKey, limit - rows.length)));
+    rows.push(...(await claim(statements.claimJobsKeyFifoByKey, limit - rows.length)));
   }
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
@@ -216,7 +255,7 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.ctx, this.queue, this.ctx.policy, limit, this.id);
+        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id);
         errorDelayMs = 0;
       } catch (err) {
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);

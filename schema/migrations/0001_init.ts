@@ -23,8 +23,21 @@ CREATE TABLE ${s}.queues (
   heartbeat_seconds integer CHECK (heartbeat_seconds > 0),
   delete_after_seconds integer NOT NULL DEFAULT 604800 CHECK (delete_after_seconds >= 0),
   retention_seconds integer NOT NULL DEFAULT 1209600 CHECK (retention_seconds > 0),
+  -- at most this many active jobs of the queue across all workers (claims serialise on an advisory lock)
+  concurrency_limit integer CHECK (concurrency_limit > 0),
+  -- at most rate_limit_count jobs started per rate_limit_seconds window, across all workers
+  rate_limit_count integer CHECK (rate_limit_count > 0),
+  rate_limit_seconds integer CHECK (rate_limit_seconds > 0),
+  CHECK ((rate_limit_count IS NULL) = (rate_limit_seconds IS NULL)),
   created_on timestamptz NOT NULL DEFAULT now(),
   updated_on timestamptz NOT NULL DEFAULT now()
+);
+
+-- How many jobs of a rate-limited queue started in its current window.
+CREATE TABLE ${s}.rate_windows (
+  queue text PRIMARY KEY REFERENCES ${s}.queues (name) ON DELETE CASCADE,
+  window_start timestamptz NOT NULL,
+  started integer NOT NULL
 );
 
 CREATE SEQUENCE ${s}.jobs_id_seq AS bigint;
@@ -90,8 +103,8 @@ CREATE TABLE ${s}.maintenance (
 -- enter it, so its size follows the backlog, not the history the table keeps.
 CREATE INDEX jobs_ready_idx ON ${s}.jobs (queue, priority DESC, start_after, id) WHERE state < 'active';
 
--- Expired leases are found here; it holds active jobs only.
-CREATE INDEX jobs_lease_idx ON ${s}.jobs (lease_until) WHERE state = 'active';
+-- Active jobs only: the reaper finds expired leases here, and a concurrency-limited claim counts a queue's.
+CREATE INDEX jobs_lease_idx ON ${s}.jobs (queue, lease_until) WHERE state = 'active';
 
 -- The queue policies, enforced by the database whichever process writes (a job without a singletonKey
 -- shares the one null key: NULLS NOT DISTINCT). An insert that would break one is skipped; a claim that

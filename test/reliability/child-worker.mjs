@@ -9,6 +9,7 @@
 //   ledger  return at once
 //   block   never return (until the process is killed)
 //   poison  process.exit(1) when job.data.poison is true, else return
+//   span    record the handler's start and end (database clock) in "<schema>".spans around a spanMs pause
 //
 // Messages sent: { type: 'ready', pid, workerId } once the loop runs; { type: 'started', id, retryCount }
 // per handler when settings.reportStarts; { type: 'log', level, message } for the engine's log and
@@ -17,8 +18,8 @@ import pg from 'pg';
 import { PgQueue } from 'nestjs-pgqueue/core';
 
 const settings = JSON.parse(process.env.PGQUEUE_CHILD ?? '{}');
-const { url, schema, queue, mode, work, engine = {}, reportStarts = false } = settings;
-if (!url || !schema || !queue || !['ledger', 'block', 'poison'].includes(mode)) {
+const { url, schema, queue, mode, work, engine = {}, reportStarts = false, spanMs = 20 } = settings;
+if (!url || !schema || !queue || !['ledger', 'block', 'poison', 'span'].includes(mode)) {
   console.error(`child-worker: bad settings ${process.env.PGQUEUE_CHILD}`);
   process.exit(2);
 }
@@ -51,6 +52,11 @@ async function handler(job) {
   if (reportStarts) tell({ type: 'started', id: job.id, retryCount: job.retryCount });
   if (mode === 'block') return new Promise(() => undefined);
   if (mode === 'poison' && job.data?.poison === true) process.exit(1);
+  if (mode === 'span') {
+    await ledger.query(`INSERT INTO "${schema}".spans (job_id, pid, t0) VALUES ($1, $2, clock_timestamp())`, [job.id, process.pid]);
+    await ledger.query('SELECT pg_sleep($1)', [spanMs / 1000]);
+    await ledger.query(`UPDATE "${schema}".spans SET t1 = clock_timestamp() WHERE job_id = $1`, [job.id]);
+  }
   return { pid: process.pid };
 }
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/db.js';
 
 /** What a worker child does with each job (see child-worker.mjs); every mode appends to the ledger first. */
-export type ChildMode = 'ledger' | 'block' | 'poison';
+export type ChildMode = 'ledger' | 'block' | 'poison' | 'span';
 
 /** Settings of one worker child: where it works, and with what engine and loop options. */
 export interface ChildSettings {
@@ -16,6 +16,8 @@ export interface ChildSettings {
   engine?: Record<string, unknown>;
   /** Report each handler start over IPC (leave off for bulk runs). */
   reportStarts?: boolean;
+  /** span mode: how long each handler pauses, in ms. */
+  spanMs?: number;
 }
 
 /** A message a worker child sends over IPC. */

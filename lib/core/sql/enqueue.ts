@@ -52,5 +52,10 @@ RETURNING id::text`;
 export const findPendingByDedupeKey = (s: string) => `
 SELECT j.id::text FROM ${s}.jobs j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.state <= 'active'`;
 
-/** The queue's policy (fixed once created). $1 queue */
-export const getQueuePolicy = (s: string) => `SELECT policy FROM ${s}.queues WHERE name = $1`;
+/**
+ * How a queue's jobs are claimed, fixed once it is created: its policy, and whether claims must respect
+ * a concurrency or rate limit. $1 queue
+ */
+export const getClaimProfile = (s: string) => `
+SELECT policy, (concurrency_limit IS NOT NULL OR rate_limit_count IS NOT NULL) AS limited
+FROM ${s}.queues WHERE name = $1`;

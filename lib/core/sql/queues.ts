@@ -1,13 +1,14 @@
 /** Queue management: one row per queue in `queues`; its settings are the defaults its jobs inherit. */
 
 const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
-  retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds`;
+  retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
+  concurrency_limit, rate_limit_count, rate_limit_seconds`;
 
 /** Inserts the queue unless it exists; returns the row that is stored either way, and whether it is new. */
 export const createQueue = (s: string) => `
 WITH ins AS (
   INSERT INTO ${s}.queues (${QUEUE_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
   ON CONFLICT (name) DO NOTHING
   RETURNING ${QUEUE_COLUMNS}, true AS created
 )
@@ -29,6 +30,9 @@ UPDATE ${s}.queues SET
   heartbeat_seconds = CASE WHEN $2::jsonb ? 'heartbeatSeconds' THEN ($2::jsonb->>'heartbeatSeconds')::int ELSE heartbeat_seconds END,
   delete_after_seconds = CASE WHEN $2::jsonb ? 'deleteAfterSeconds' THEN ($2::jsonb->>'deleteAfterSeconds')::int ELSE delete_after_seconds END,
   retention_seconds = CASE WHEN $2::jsonb ? 'retentionSeconds' THEN ($2::jsonb->>'retentionSeconds')::int ELSE retention_seconds END,
+  concurrency_limit = CASE WHEN $2::jsonb ? 'concurrencyLimit' THEN ($2::jsonb->>'concurrencyLimit')::int ELSE concurrency_limit END,
+  rate_limit_count = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'count')::int ELSE rate_limit_count END,
+  rate_limit_seconds = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'perSeconds')::int ELSE rate_limit_seconds END,
   updated_on = now()
 WHERE name = $1
 RETURNING name`;

@@ -1,0 +1,68 @@
+// Queue-wide limits hold across worker processes: checked from a ledger of start and end times
+// (database clock) that the handlers of three processes write, never from one process's memory.
+import { stateCounts, testUrl, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+import { ledgerTableSql, startWorkerChild, stopWorkerChildren } from './children.js';
+
+const f = queueFixture('rel_limits');
+const q = f.create({ supervise: false, workers: false });
+beforeAll(async () => {
+  await q.start();
+  await f.sql(ledgerTableSql(f.schema));
+  await f.sql('CREATE TABLE $schema.spans (job_id bigint PRIMARY KEY, pid int NOT NULL, t0 timestamptz NOT NULL, t1 timestamptz)');
+});
+afterAll(async () => {
+  await stopWorkerChildren();
+  await f.cleanup();
+});
+
+async function drainWithThreeProcesses(queue: string, jobs: number, spanMs: number): Promise<void> {
+  await q.insert(queue, Array.from({ length: jobs }, (_, i) => ({ data: { i } })));
+  const children = Array.from({ length: 3 }, () =>
+    startWorkerChild({
+      url: testUrl(),
+      schema: f.schema,
+      queue,
+      mode: 'span',
+      spanMs,
+      // Each process alone could run far more than the limit at once.
+      work: { concurrency: 8, batchSize: 8, pollingIntervalSeconds: 0.05 },
+      engine: { supervise: false, poolSize: 4 },
+    }),
+  );
+  await Promise.all(children.map((c) => c.ready()));
+  await until(async () => (await stateCounts(f.pool, f.schema, queue)).completed === jobs, `${jobs} jobs of ${queue} completed`, 40_000, 100);
+  await Promise.all(children.map((c) => c.stop()));
+  expect(new Set((await f.sql<{ pid: number }>(`SELECT DISTINCT s.pid FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = $1`, [queue])).map((r) => r.pid)).size).toBeGreaterThan(1);
+}
+
+describe('queue limits across worker processes', () => {
+  it('concurrencyLimit: never more handlers running at once than the limit, not even by one', async () => {
+    await q.createQueue('lim.conc', { concurrencyLimit: 3 });
+    await drainWithThreeProcesses('lim.conc', 60, 30);
+    // The most spans open at any instant: +1 at each start, -1 at each end, in time order (ends first on ties).
+    const [peak] = await f.sql<{ peak: number }>(`
+      WITH spans AS (SELECT s.* FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = 'lim.conc'),
+      edges AS (SELECT t0 AS t, 1 AS d FROM spans UNION ALL SELECT t1, -1 FROM spans)
+      SELECT max(open)::int AS peak FROM (SELECT sum(d) OVER (ORDER BY t, d) AS open FROM edges) x`);
+    expect(peak!.peak).toBe(3);
+  });
+
+  it('rateLimit: never more jobs started in a window than the limit', async () => {
+    await q.createQueue('lim.rate', { rateLimit: { count: 10, perSeconds: 1 } });
+    await drainWithThreeProcesses('lim.rate', 35, 1);
+    const windows = await f.sql<{ w: number; n: number }>(`
+      SELECT floor(extract(epoch FROM started_on))::bigint AS w, count(*)::int AS n
+      FROM $schema.jobs WHERE queue = 'lim.rate' GROUP BY 1 ORDER BY 1`);
+    expect(Math.max(...windows.map((x) => x.n))).toBe(10);
+    expect(windows.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a limit’s value can change, but a queue cannot gain or lose its limit', async () => {
+    await q.createQueue('lim.update', { concurrencyLimit: 2 });
+    await q.updateQueue('lim.update', { concurrencyLimit: 5 });
+    expect((await q.getQueue('lim.update'))!.concurrencyLimit).toBe(5);
+    await expect(q.updateQueue('lim.update', { concurrencyLimit: null })).rejects.toThrow('options.concurrencyLimit must be a new value, not null');
+    await expect(q.updateQueue('lim.update', { rateLimit: { count: 1, perSeconds: 1 } })).rejects.toThrow('options.rateLimit must be left out');
+  });
+});
