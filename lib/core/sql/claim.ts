@@ -1,3 +1,17 @@
+/** Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt). */
+const CLAIM_UPDATE = (s: string) => `
+UPDATE ${s}.jobs j SET
+  state = 'active',
+  claim_count = j.claim_count + 1,
+  worker_id = $3,
+  started_on = now(),
+  lease_until = now() + j.expire_seconds * interval '1 second',
+  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+FROM next
+WHERE j.queue = next.queue AND j.id = next.id
+RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
+  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
+
 /**
  * The claim: one statement that picks the next runnable jobs of a queue and marks them active under
  * this worker's lease.
@@ -18,18 +32,7 @@ WITH next AS MATERIALIZED (
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
-)
-UPDATE ${s}.jobs j SET
-  state = 'active',
-  claim_count = j.claim_count + 1,
-  worker_id = $3,
-  started_on = now(),
-  lease_until = now() + j.expire_seconds * interval '1 second',
-  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM next
-WHERE j.queue = next.queue AND j.id = next.id
-RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
-  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
+)${CLAIM_UPDATE(s)}`;
 
 /**
  * The claim for queues whose policy allows one active job per key (singleton, stately): the same pick,
@@ -63,18 +66,7 @@ WITH candidates AS MATERIALIZED (
   ) d
   ORDER BY d.priority DESC, d.start_after, d.id
   LIMIT $2
-)
-UPDATE ${s}.jobs j SET
-  state = 'active',
-  claim_count = j.claim_count + 1,
-  worker_id = $3,
-  started_on = now(),
-  lease_until = now() + j.expire_seconds * interval '1 second',
-  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM next
-WHERE j.queue = next.queue AND j.id = next.id
-RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
-  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
+)${CLAIM_UPDATE(s)}`;
 
 /** The probes that say a key_strict_fifo candidate `c` is its key's head and its key is free. */
 const FIFO_HEAD = (s: string, c: string) => `NOT EXISTS (
@@ -86,18 +78,6 @@ const FIFO_HEAD = (s: string, c: string) => `NOT EXISTS (
       WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
         AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= now()))`;
 
-const CLAIM_UPDATE = (s: string) => `
-UPDATE ${s}.jobs j SET
-  state = 'active',
-  claim_count = j.claim_count + 1,
-  worker_id = $3,
-  started_on = now(),
-  lease_until = now() + j.expire_seconds * interval '1 second',
-  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM next
-WHERE j.queue = next.queue AND j.id = next.id
-RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
-  j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
 
 /**
  * The claim for key_strict_fifo queues: jobs of one key run strictly one after another, in the order they
