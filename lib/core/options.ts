@@ -64,7 +64,7 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
 }
 
 const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', 'concurrencyLimit', 'rateLimit', ...JOB_DEFAULT_KEYS]);
-const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional']);
+const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
 export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
@@ -96,6 +96,8 @@ function parseRateLimit(field: string, value: unknown): { count: number; perSeco
 
 /** A send's options after validation, in the shape the insert statement binds. */
 export interface ParsedSendOptions extends ParsedJobDefaults {
+  groupId?: string;
+  groupTier?: string;
   priority?: number;
   startAt?: Date;
   startIn?: number;
@@ -107,7 +109,7 @@ export interface ParsedSendOptions extends ParsedJobDefaults {
   slotOffset?: number;
 }
 
-const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'dedupeKey', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
+const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'dedupeKey', 'group', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
 
 /** Validates `send` options, or one job of `insert` (then `field` names its index). */
@@ -120,10 +122,20 @@ export function parseSendOptions(value: unknown, field = 'options'): ParsedSendO
     priority: optInt(`${p}priority`, o.priority, -2_147_483_648),
     singletonKey: optKey(`${p}singletonKey`, o.singletonKey),
     dedupeKey: optKey(`${p}dedupeKey`, o.dedupeKey),
+    ...parseGroup(`${p}group`, o.group),
     deadLetter: o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
   };
   Object.assign(parsed, parseStartAfter(`${p}startAfter`, o.startAfter));
   return parsed;
+}
+
+function parseGroup(field: string, value: unknown): { groupId?: string; groupTier?: string } {
+  if (value === undefined || value === null) return {};
+  const o = record(field, value);
+  noUnknownKeys(field, o, new Set(['id', 'tier']));
+  const groupId = optKey(`${field}.id`, o.id, 255);
+  if (groupId === undefined) throw new InvalidOptionError(`${field}.id`, 'a string of 1 to 255 characters', o.id);
+  return { groupId, groupTier: optKey(`${field}.tier`, o.tier, 255) };
 }
 
 /** `startAfter` as either an absolute time or seconds from the database's now. */
@@ -145,6 +157,7 @@ export function parseStartAfter(field: string, value: unknown): { startAt?: Date
 /** Worker loop options after defaults. */
 export interface ParsedWorkOptions {
   transactional: boolean;
+  groupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
   concurrency: number;
   batchSize: number;
   pollingIntervalSeconds: number;
@@ -156,10 +169,25 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   const concurrency = optInt(`${field}.concurrency`, o.concurrency, 1, 10_000) ?? 1;
   return {
     transactional: optBool(`${field}.transactional`, o.transactional) ?? false,
+    groupConcurrency: parseGroupConcurrency(`${field}.groupConcurrency`, o.groupConcurrency),
     concurrency,
     batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? concurrency,
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
   };
+}
+
+/** `groupConcurrency`: one limit for every group, or limits per tier (`default` for groups of other tiers). */
+function parseGroupConcurrency(field: string, value: unknown): ParsedWorkOptions['groupConcurrency'] {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number') return { default: int(field, value, 1, 100_000), tiers: {} };
+  const o = record(field, value);
+  const tiers: Record<string, number> = {};
+  let fallback: number | null = null;
+  for (const [tier, limit] of Object.entries(o)) {
+    if (tier === 'default') fallback = int(`${field}.default`, limit, 1, 100_000);
+    else tiers[optKey(`${field} tier name`, tier, 255)!] = int(`${field}.${tier}`, limit, 1, 100_000);
+  }
+  return { default: fallback, tiers };
 }
 
 function pollInterval(field: string, value: unknown): number {

@@ -421,6 +421,8 @@ export class PgQueue extends EventEmitter {
         col('dedupeKey'),
         col('throttle'),
         jobs.map((j) => j.slotOffset ?? 0),
+        col('groupId'),
+        col('groupTier'),
       ],
     );
     // The insert reads the queue's row: no row back means no such queue, or every job was refused.
@@ -440,7 +442,7 @@ export class PgQueue extends EventEmitter {
     const exec = await this.db();
     const pool = this.pool!;
     const ctx = { exec, statements: this.statements, connect: () => pool.connect() };
-    const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, minPriority, maxPriority);
+    const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, { minPriority, maxPriority });
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
         await exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
@@ -576,6 +578,9 @@ export class PgQueue extends EventEmitter {
     if (!this.config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const exec = await this.db();
     const profile = await this.profileOf(exec, name);
+    if (parsed.groupConcurrency && profile.policy !== 'standard') {
+      throw new InvalidOptionError('options.groupConcurrency', `left out on a ${profile.policy} queue (group limits apply to standard queues)`, options?.groupConcurrency);
+    }
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.closing) throw closedError();

@@ -56,6 +56,8 @@ export interface SendOptions extends JobDefaults {
   singletonKey?: string;
   /** At most one pending (created, retry, active) job per key in the queue; a duplicate returns that job's id. */
   dedupeKey?: string;
+  /** The group (e.g. a tenant) whose active jobs a worker's `groupConcurrency` limits, and its tier. */
+  group?: { id: string; tier?: string };
   deadLetter?: string;
   /** Insert within the caller's transaction (a Drizzle db/tx or a pg client). */
   db?: TransactionLike;
@@ -180,6 +182,11 @@ export interface WorkOptions {
    * commit only together with the completion, and roll back if it throws or the worker lost the job.
    */
   transactional?: boolean;
+  /**
+   * At most this many active jobs of one group (the job's `group.id`) across all workers: one number for
+   * every group, or limits per tier (`{ free: 1, pro: 5, default: 2 }`). Standard queues only.
+   */
+  groupConcurrency?: number | Record<string, number>;
 }
 
 /** A handler: its return value becomes the job's output, a throw fails the attempt. */

@@ -60,11 +60,25 @@ export interface ClaimProfile {
   limited: boolean;
 }
 
+/** A worker's groupConcurrency: the default limit per group, and limits per tier. */
+export interface GroupLimits {
+  default: number | null;
+  tiers: Record<string, number>;
+}
+
+/** What narrows a claim: priority bounds (fetch) and a worker's group limits. */
+export interface ClaimFilter {
+  minPriority?: number | null;
+  maxPriority?: number | null;
+  groups?: GroupLimits | null;
+}
+
 /**
  * Claims up to `limit` jobs of `queue` for `workerId`, in claim order. When a racing claimer took the
  * same key first (the policy's unique index refuses the statement), it claims again once, then returns
- * what it got: a lost race is an empty fetch, never an error. A limited queue is claimed in a transaction
- * that holds the queue's lock and claims no more than the room its limits leave.
+ * what it got: a lost race is an empty fetch, never an error. A queue with limits (and a claim under
+ * group limits) is claimed in a transaction that holds the queue's lock and claims no more than the
+ * room the limits leave.
  */
 export async function claimJobs(
   ctx: Pick<WorkerContext, 'exec' | 'statements' | 'connect'>,
@@ -72,10 +86,9 @@ export async function claimJobs(
   profile: ClaimProfile,
   limit: number,
   workerId: string,
-  minPriority: number | null = null,
-  maxPriority: number | null = null,
+  filter: ClaimFilter = {},
 ): Promise<ClaimedRow[]> {
-  if (!profile.limited) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, minPriority, maxPriority);
+  if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter);
   const client = await ctx.connect();
   let rows: ClaimedRow[] = [];
   try {
@@ -83,8 +96,8 @@ export async function claimJobs(
     await client.query(ctx.statements.lockQueueClaims, [queue]);
     const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
     if (room > 0) {
-      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, minPriority, maxPriority);
-      if (rows.length > 0) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
+      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter);
+      if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
     }
     await client.query('COMMIT');
     client.release();
@@ -103,25 +116,29 @@ async function claimWith(
   policy: QueuePolicy,
   limit: number,
   workerId: string,
-  minPriority: number | null,
-  maxPriority: number | null,
+  filter: ClaimFilter,
 ): Promise<ClaimedRow[]> {
-  const statement =
-    policy === 'key_strict_fifo' ? statements.claimJobsKeyFifo : ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs;
-  const claim = async (text: string, n: number): Promise<ClaimedRow[]> => {
+  const priority = [filter.minPriority ?? null, filter.maxPriority ?? null];
+  const claim = async (text: string, n: number, extra: unknown[] = []): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= 2; attempt++) {
       try {
-        return await exec.query<ClaimedRow>(text, [queue, n, workerId, minPriority, maxPriority]);
+        return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra]);
       } catch (err) {
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
       }
     }
     return [];
   };
-  const rows = await claim(statement, limit);
-  if (policy === 'key_strict_fifo' && rows.length < limit) {
+  let rows: ClaimedRow[];
+  if (filter.groups) {
+    const tiers = Object.entries(filter.groups.tiers);
+    rows = await claim(statements.claimJobsGrouped, limit, [filter.groups.default, tiers.map(([t]) => t), tiers.map(([, n]) => n)]);
+  } else if (policy === 'key_strict_fifo') {
+    rows = await claim(statements.claimJobsKeyFifo, limit);
     // The window held too few heads (a few keys with long backlogs): look key by key for the rest.
-    rows.push(...(await claim(statements.claimJobsKeyFifoByKey, limit - rows.length)));
+    if (rows.length < limit) rows.push(...(await claim(statements.claimJobsKeyFifoByKey, limit - rows.length)));
+  } else {
+    rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, limit);
   }
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
@@ -255,7 +272,7 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id);
+        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency });
         errorDelayMs = 0;
       } catch (err) {
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);

@@ -55,6 +55,9 @@ CREATE TABLE ${s}.jobs (
   output jsonb,
   singleton_key text,
   dedupe_key text,
+  -- a group (e.g. a tenant) whose active jobs a worker's groupConcurrency limits, and its tier
+  group_id text,
+  group_tier text,
   -- the throttle/debounce time slot this job occupies (sendThrottled, sendDebounced)
   singleton_on timestamptz,
   start_after timestamptz NOT NULL DEFAULT now(),
@@ -130,6 +133,8 @@ CREATE INDEX jobs_fifo_blocking_idx ON ${s}.jobs (queue, singleton_key)
 -- the queued jobs of each key in FIFO order
 CREATE INDEX jobs_fifo_created_idx ON ${s}.jobs (queue, singleton_key, id)
   WHERE state = 'created' AND policy = 'key_strict_fifo';
+-- active jobs per group, counted by a claim under groupConcurrency
+CREATE INDEX jobs_group_active_idx ON ${s}.jobs (queue, group_id) WHERE state = 'active' AND group_id IS NOT NULL;
 -- dedupeKey, on any queue: at most one pending job per key.
 CREATE UNIQUE INDEX jobs_dedupe_key ON ${s}.jobs (queue, dedupe_key)
   WHERE state <= 'active' AND dedupe_key IS NOT NULL;

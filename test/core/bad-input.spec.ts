@@ -49,6 +49,10 @@ const cases: Case[] = [
   { what: 'negative startAfter seconds', call: (q) => q.send('good', {}, { startAfter: -5 }), error: InvalidOptionError, says: ['options.startAfter', 'from 0 to 315360000', 'got -5'] },
   { what: 'fractional startAfter seconds', call: (q) => q.sendAfter('good', {}, {}, 1.5), error: InvalidOptionError, says: ['options.startAfter', 'integer', 'got 1.5'] },
   // other options
+  { what: 'a group without an id', call: (q) => q.send('good', {}, { group: { tier: 'pro' } as never }), error: InvalidOptionError, says: ['options.group.id', '1 to 255 characters', 'got undefined'] },
+  { what: 'a concurrencyLimit of 0', call: (q) => q.createQueue('never-made', { concurrencyLimit: 0 }), error: InvalidOptionError, says: ['options.concurrencyLimit', 'from 1 to 100000', 'got 0'] },
+  { what: 'a rateLimit without perSeconds', call: (q) => q.createQueue('never-made', { rateLimit: { count: 5 } as never }), error: InvalidOptionError, says: ['options.rateLimit.perSeconds', 'from 1 to 86400', 'got undefined'] },
+  { what: 'work with groupConcurrency 0', call: (q) => q.work('good', { groupConcurrency: 0 }, () => 1), error: InvalidOptionError, says: ['options.groupConcurrency', 'from 1 to 100000', 'got 0'] },
   { what: 'empty singletonKey', call: (q) => q.send('good', {}, { singletonKey: '' }), error: InvalidOptionError, says: ['options.singletonKey', '1 to 1000 characters', 'got ""'] },
   { what: 'misspelt option', call: (q) => q.send('good', {}, { retryLimt: 3 } as never), error: InvalidOptionError, says: ['options.retryLimt', 'known options', 'got 3'] },
   { what: 'db that is not a transaction', call: (q) => q.send('good', {}, { db: 'tx' as never }), error: InvalidOptionError, says: ['options.db', 'Drizzle', 'got "tx"'] },

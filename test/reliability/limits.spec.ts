@@ -66,3 +66,46 @@ describe('queue limits across worker processes', () => {
     await expect(q.updateQueue('lim.update', { rateLimit: { count: 1, perSeconds: 1 } })).rejects.toThrow('options.rateLimit must be left out');
   });
 });
+
+describe('group concurrency across worker processes', () => {
+  it('never more active jobs of one group than its tier allows, while other groups go on', async () => {
+    await q.createQueue('lim.group');
+    const groups = [
+      { id: 'tenant-free', tier: 'free' },
+      { id: 'tenant-pro', tier: 'pro' },
+      { id: 'tenant-other' },
+    ];
+    await q.insert('lim.group', Array.from({ length: 60 }, (_, i) => ({ data: { i }, group: groups[i % 3]! })));
+    const children = Array.from({ length: 3 }, () =>
+      startWorkerChild({
+        url: testUrl(),
+        schema: f.schema,
+        queue: 'lim.group',
+        mode: 'span',
+        spanMs: 30,
+        work: { concurrency: 8, batchSize: 8, pollingIntervalSeconds: 0.05, groupConcurrency: { free: 1, pro: 3, default: 2 } } as never,
+        engine: { supervise: false, poolSize: 4 },
+      }),
+    );
+    await Promise.all(children.map((c) => c.ready()));
+    await until(async () => (await stateCounts(f.pool, f.schema, 'lim.group')).completed === 60, '60 grouped jobs completed', 40_000, 100);
+    await Promise.all(children.map((c) => c.stop()));
+    const peaks = await f.sql<{ group_id: string; peak: number }>(`
+      WITH spans AS (SELECT s.*, j.group_id FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = 'lim.group'),
+      edges AS (SELECT group_id, t0 AS t, 1 AS d FROM spans UNION ALL SELECT group_id, t1, -1 FROM spans)
+      SELECT group_id, max(open)::int AS peak FROM (
+        SELECT group_id, sum(d) OVER (PARTITION BY group_id ORDER BY t, d) AS open FROM edges) x
+      GROUP BY group_id ORDER BY group_id`);
+    expect(peaks).toEqual([
+      { group_id: 'tenant-free', peak: 1 },
+      { group_id: 'tenant-other', peak: 2 },
+      { group_id: 'tenant-pro', peak: 3 },
+    ]);
+  });
+
+  it('groupConcurrency is refused on a queue of another policy', async () => {
+    await q.createQueue('lim.group.single', { policy: 'singleton' });
+    const w = f.create({ supervise: false });
+    await expect(w.work('lim.group.single', { groupConcurrency: 2 }, () => 1)).rejects.toThrow('options.groupConcurrency must be left out on a singleton queue');
+  });
+});

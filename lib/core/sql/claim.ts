@@ -155,3 +155,37 @@ WITH RECURSIVE keys(k) AS (
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
 )${CLAIM_UPDATE(s)}`;
+
+/**
+ * The claim under a worker's groupConcurrency (standard queues): at most a group's limit of its jobs are
+ * active at once, across all workers. It runs inside the queue's lock (see limits.ts), looks at a window of
+ * the next 16 × batch ready rows, ranks each group's candidates in claim order, and keeps those that fit
+ * beside the group's active jobs. A group's limit is its tier's, else the default (null: no limit).
+ *
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
+ * $6 default limit (null: none), $7 tiers text[], $8 tier limits int[]
+ */
+export const claimJobsGrouped = (s: string) => `
+WITH candidates AS MATERIALIZED (
+  SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
+  FROM ${s}.jobs j
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+    AND ($4::int IS NULL OR j.priority >= $4::int)
+    AND ($5::int IS NULL OR j.priority <= $5::int)
+  ORDER BY j.priority DESC, j.start_after, j.id
+  LIMIT $2 * 16
+), ranked AS (
+  SELECT c.*,
+    row_number() OVER (PARTITION BY c.group_id ORDER BY c.priority DESC, c.start_after, c.id) AS rank,
+    (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = c.queue AND a.group_id = c.group_id AND a.state = 'active') AS active,
+    coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = c.group_tier), $6::int) AS lim
+  FROM candidates c
+), next AS MATERIALIZED (
+  SELECT j.queue, j.id
+  FROM ranked r
+  JOIN ${s}.jobs j ON j.queue = r.queue AND j.id = r.id
+  WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
+  ORDER BY r.priority DESC, r.start_after, r.id
+  LIMIT $2
+  FOR UPDATE OF j SKIP LOCKED
+)${CLAIM_UPDATE(s)}`;

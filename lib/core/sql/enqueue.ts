@@ -12,18 +12,18 @@
  * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
  * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
  * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[], $16 dedupe_key text[],
- * $17 throttle seconds int[], $18 slot offset int[]
+ * $17 throttle seconds int[], $18 slot offset int[], $19 group id text[], $20 group tier text[]
  */
 export const insertJobs = (s: string) => `
-INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, singleton_on, retry_limit,
+INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, singleton_on, retry_limit,
   retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter)
-SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.singleton_on,
+SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier, x.singleton_on,
   x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter
 FROM (
   SELECT q.name AS queue, q.policy, i.data, coalesce(i.priority, 0) AS priority,
     coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') AS start_after,
-    i.singleton_key, i.dedupe_key,
+    i.singleton_key, i.dedupe_key, i.group_id, i.group_tier,
     to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) AS singleton_on,
     CASE WHEN i.slot_offset > 0 THEN to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) END AS slot_start,
     coalesce(i.retry_limit, q.retry_limit) AS retry_limit,
@@ -38,10 +38,11 @@ FROM (
     i.ord
   FROM ${s}.queues q
   CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
-    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[], $16::text[], $17::int[], $18::int[])
+    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[], $16::text[], $17::int[], $18::int[],
+    $19::text[], $20::text[])
     WITH ORDINALITY AS i(data, priority, start_at, start_in, singleton_key, retry_limit, retry_delay, retry_backoff,
       retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter,
-      dedupe_key, throttle, slot_offset, ord)
+      dedupe_key, throttle, slot_offset, group_id, group_tier, ord)
   WHERE q.name = $1
 ) x
 ORDER BY x.ord
