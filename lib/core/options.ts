@@ -81,9 +81,6 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     concurrencyLimit: nullableInt(`${p}concurrencyLimit`, o.concurrencyLimit, 1, 100_000),
     rateLimit: parseRateLimit(`${p}rateLimit`, o.rateLimit),
   };
-  if (parsed.partition === true) {
-    throw new InvalidOptionError(`${p}partition`, 'false (dedicated partitions are not supported by this version)', true);
-  }
   return parsed;
 }
 

@@ -208,9 +208,26 @@ export class PgQueue extends EventEmitter {
     ];
     const exec = await this.db();
     if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
-    const [row] = await exec.query<QueueRow & { created: boolean }>(this.statements.createQueue, values);
+    const row = o.partition ? await this.createPartitionedQueue(name, values) : (await exec.query<QueueRow & { created: boolean }>(this.statements.createQueue, values))[0];
     if (!row) throw new QueueError(`queue "${name}" was deleted while being created`, 'QUEUE_RACE');
     return { created: row.created, differences: row.created ? [] : differingSettings(o, row) };
+  }
+
+  /** The queue row and its own partition, in one transaction: neither exists without the other. */
+  private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
+    const client = await (await this.ownedPool()).connect();
+    try {
+      await client.query('BEGIN');
+      const [row] = (await client.query<QueueRow & { created: boolean }>(this.statements.createQueue, values)).rows;
+      if (row?.created) await client.query(this.statements.createQueuePartition, [name]);
+      await client.query('COMMIT');
+      return row;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   /** Changes a queue's settings (not `policy` or `partition`); `null` clears `deadLetter`, `retryDelayMax`, `heartbeatSeconds`. */
@@ -255,6 +272,7 @@ export class PgQueue extends EventEmitter {
       await client.query('BEGIN');
       await client.query(this.statements.deleteQueueJobs, [name]);
       const deleted = await client.query(this.statements.deleteQueue, [name]);
+      await client.query(this.statements.dropQueuePartition, [name]);
       await client.query('COMMIT');
       this.profiles.delete(name);
       if (deleted.rowCount === 0) throw new QueueNotFoundError(name);

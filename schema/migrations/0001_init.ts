@@ -95,6 +95,26 @@ ALTER SEQUENCE ${s}.jobs_id_seq OWNED BY ${s}.jobs.id;
 
 CREATE TABLE ${s}.jobs_default PARTITION OF ${s}.jobs DEFAULT;
 
+-- A queue created with partition: true stores its jobs in a list partition of its own, named from a hash
+-- of the queue's name. Postgres quotes the name here (format %L), so no value is spliced by the client.
+-- Creating one scans the default partition for rows of that queue (there are none for a new queue).
+CREATE FUNCTION ${s}.queue_partition_name(q text) RETURNS text LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT 'jobs_q_' || left(md5(q), 16)
+$fn$;
+
+CREATE FUNCTION ${s}.create_queue_partition(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+BEGIN
+  EXECUTE format('CREATE TABLE ${s}.%I PARTITION OF ${s}.jobs FOR VALUES IN (%L)', ${s}.queue_partition_name(q), q);
+  RETURN ${s}.queue_partition_name(q);
+END
+$fn$;
+
+CREATE FUNCTION ${s}.drop_queue_partition(q text) RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  EXECUTE format('DROP TABLE IF EXISTS ${s}.%I', ${s}.queue_partition_name(q));
+END
+$fn$;
+
 -- When each maintenance task last ran, cluster-wide: whichever supervising instance finds a task due
 -- runs it, so the passes keep their interval however many instances there are, and go on when one dies.
 CREATE TABLE ${s}.maintenance (

@@ -37,6 +37,12 @@ UPDATE ${s}.queues SET
 WHERE name = $1
 RETURNING name`;
 
+/** Gives a queue created with partition: true its own partition (in the transaction that creates the queue). $1 queue */
+export const createQueuePartition = (s: string) => `SELECT ${s}.create_queue_partition($1) AS table_name`;
+
+/** Drops a queue's own partition, if it has one (in the transaction that deletes the queue). $1 queue */
+export const dropQueuePartition = (s: string) => `SELECT ${s}.drop_queue_partition($1)`;
+
 /** Deletes a queue's jobs, then the queue (run in one transaction). */
 export const deleteQueueJobs = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1`;
 export const deleteQueue = (s: string) => `DELETE FROM ${s}.queues WHERE name = $1 RETURNING name`;
@@ -62,7 +68,7 @@ export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queue
 export const getQueues = (s: string) => `
 SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
   c.queued, c.deferred, c.ready, c.ready_oldest, a.active, a.failed, a.total,
-  '${s}.jobs_default' AS table_name
+  CASE WHEN q.partition THEN '${s}.' || ${s}.queue_partition_name(q.name) ELSE '${s}.jobs_default' END AS table_name
 FROM ${s}.queues q
 CROSS JOIN LATERAL (
   SELECT count(*)::int AS queued,

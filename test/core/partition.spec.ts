@@ -1,0 +1,40 @@
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('partition');
+const q = f.create({ supervise: false });
+afterAll(() => f.cleanup());
+
+const tableOf = async (id: string) => (await f.sql<{ t: string }>('SELECT tableoid::regclass::text AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t;
+
+describe('dedicated partitions', () => {
+  it('a queue created with partition: true stores its jobs in a partition of its own, which getQueue names', async () => {
+    await q.createQueue('big.backlog', { partition: true });
+    await q.createQueue('small');
+    const info = (await q.getQueue('big.backlog'))!;
+    expect(info.partition).toBe(true);
+    expect(info.table).toMatch(new RegExp(`^"${f.schema}"\\.jobs_q_[0-9a-f]{16}$`));
+    const big = (await q.send('big.backlog', { n: 1 }))!;
+    const small = (await q.send('small', { n: 2 }))!;
+    expect(await tableOf(big)).toBe(info.table.replace(`"${f.schema}".`, `${f.schema}.`));
+    expect(await tableOf(small)).toBe(`${f.schema}.jobs_default`);
+    expect((await q.getQueue('small'))!.table).toBe(`"${f.schema}".jobs_default`);
+  });
+
+  it('claims, settles and policies work in the partition as anywhere', async () => {
+    await q.createQueue('part.short', { partition: true, policy: 'short' });
+    const id = (await q.send('part.short', {}, { singletonKey: 'k' }))!;
+    expect(await q.send('part.short', {}, { singletonKey: 'k' })).toBeNull();
+    const [job] = await q.fetch('part.short');
+    expect(job!.id).toBe(id);
+    await q.complete('part.short', id, 'done');
+    expect(await q.getJobById('part.short', id)).toMatchObject({ state: 'completed', output: 'done' });
+  });
+
+  it('deleteQueue drops the partition with the queue', async () => {
+    await q.createQueue('part.gone', { partition: true });
+    const table = (await q.getQueue('part.gone'))!.table;
+    await q.send('part.gone', {});
+    await q.deleteQueue('part.gone');
+    expect(await f.sql('SELECT to_regclass($1) AS t', [table])).toEqual([{ t: null }]);
+  });
+});
