@@ -53,7 +53,7 @@ for (const [label, policy, keys, interleaved] of shapes) {
       for (let i = 0; i < REPS + 3; i++) {
         await client.query('BEGIN');
         const t = process.hrtime.bigint();
-        const claimed = await claimJobs({ exec: pgExecutor(client), statements: st, connect: () => pool.connect() }, queue, { policy, limited: false }, batch, 'bench');
+        const claimed = await claimJobs({ exec: pgExecutor(client), statements: st, connect: () => pool.connect(), schema }, queue, { policy, limited: false }, batch, 'bench');
         const ms = Number(process.hrtime.bigint() - t) / 1e6;
         await client.query('ROLLBACK');
         if (claimed.length !== batch) throw new Error(`${label}: claimed ${claimed.length}, expected ${batch}`);

@@ -92,7 +92,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       uniqueIndex('jobs_stately_key').on(t.queue, t.state, t.singletonKey).where(sql`state <= 'active' AND policy = 'stately'`),
       uniqueIndex('jobs_exclusive_key').on(t.queue, t.singletonKey).where(sql`state <= 'active' AND policy = 'exclusive'`),
       uniqueIndex('jobs_fifo_active_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'key_strict_fifo'`),
-      index('jobs_fifo_blocking_idx').on(t.queue, t.singletonKey).where(sql`state = ANY (ARRAY['retry', 'active', 'failed']) AND policy = 'key_strict_fifo'`),
+      uniqueIndex('jobs_fifo_blocking_idx').on(t.queue, t.singletonKey).where(sql`state = ANY (ARRAY['retry', 'active', 'failed']) AND policy = 'key_strict_fifo'`),
       index('jobs_fifo_created_idx').on(t.queue, t.singletonKey, t.id).where(sql`state = 'created' AND policy = 'key_strict_fifo'`),
       index('jobs_group_active_idx').on(t.queue, t.groupId).where(sql`state = 'active' AND group_id IS NOT NULL`),
       uniqueIndex('jobs_dedupe_key').on(t.queue, t.dedupeKey).where(sql`state <= 'active' AND dedupe_key IS NOT NULL`),

@@ -207,7 +207,7 @@ export class PgQueue extends EventEmitter {
       o.rateLimit?.perSeconds ?? null,
     ];
     const exec = await this.db();
-    if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
+    if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
     const row = o.partition ? await this.createPartitionedQueue(name, values) : (await exec.query<QueueRow & { created: boolean }>(this.statements.createQueue, values))[0];
     if (!row) throw new QueueError(`queue "${name}" was deleted while being created`, 'QUEUE_RACE');
     return { created: row.created, differences: row.created ? [] : differingSettings(o, row) };
@@ -218,6 +218,8 @@ export class PgQueue extends EventEmitter {
     const client = await (await this.ownedPool()).connect();
     try {
       await client.query('BEGIN');
+      // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
+      await client.query(this.statements.setDdlLockTimeout);
       const [row] = (await client.query<QueueRow & { created: boolean }>(this.statements.createQueue, values)).rows;
       if (row?.created) await client.query(this.statements.createQueuePartition, [name]);
       await client.query('COMMIT');
@@ -240,7 +242,7 @@ export class PgQueue extends EventEmitter {
     const o = parseQueueOptions(given);
     const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
     const exec = await this.db();
-    if (o.deadLetter) await this.assertQueueExists(exec, o.deadLetter);
+    if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
     if (o.concurrencyLimit !== undefined || o.rateLimit !== undefined) {
       // Workers in every process claim a limited queue under its lock, and they decide that once: a
       // limit's value may change, but a queue cannot gain or lose its limits after it is created.
@@ -270,6 +272,7 @@ export class PgQueue extends EventEmitter {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
+      await client.query(this.statements.setDdlLockTimeout);
       await client.query(this.statements.deleteQueueJobs, [name]);
       const deleted = await client.query(this.statements.deleteQueue, [name]);
       await client.query(this.statements.dropQueuePartition, [name]);
@@ -326,6 +329,13 @@ export class PgQueue extends EventEmitter {
       throw new InvalidOptionError('name', 'a key_strict_fifo queue', name);
     }
     return (await exec.query<{ key: string }>(this.statements.getBlockedKeys, [name])).map((r) => r.key);
+  }
+
+  /** A dead-letter queue must exist, and not be key_strict_fifo: copies of failed jobs may carry no key. */
+  private async assertDeadLetterTarget(exec: Executor, name: string): Promise<void> {
+    if ((await this.profileOf(exec, name)).policy === 'key_strict_fifo') {
+      throw new InvalidOptionError('options.deadLetter', 'a queue whose policy is not key_strict_fifo (dead-lettered copies may carry no key)', name);
+    }
   }
 
   private async assertQueueExists(exec: Executor, name: string): Promise<void> {
@@ -459,7 +469,7 @@ export class PgQueue extends EventEmitter {
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
     const exec = await this.db();
     const pool = this.pool!;
-    const ctx = { exec, statements: this.statements, connect: () => pool.connect() };
+    const ctx = { exec, statements: this.statements, connect: () => pool.connect(), schema: this.config.schema };
     const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, { minPriority, maxPriority });
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
@@ -489,6 +499,7 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const refs = parseRefs(ids);
     const info = describeFailure(error ?? new Error('failed by request'));
+    const list = refs.map((r) => r.id);
     const rows = await (await this.db()).query<{ id: string }>(this.statements.failJobs, [
       name,
       refs.map((r) => r.id),
@@ -499,7 +510,9 @@ export class PgQueue extends EventEmitter {
       null,
       refs.map(() => null),
       this.config.channel,
-    ]);
+    ]).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
     return changed(refs.length, rows);
   }
 
@@ -687,7 +700,7 @@ export class PgQueue extends EventEmitter {
 function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
   if ((err as { code?: string }).code !== UNIQUE_VIOLATION) return err;
   return new QueueError(
-    `job(s) ${ids.join(', ')} of queue "${queue}" cannot come back now: another pending job holds the same key (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
+    `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
     'KEY_TAKEN',
   );
 }

@@ -81,22 +81,23 @@ export interface ClaimFilter {
  * room the limits leave.
  */
 export async function claimJobs(
-  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'connect'>,
+  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'connect' | 'schema'>,
   queue: string,
   profile: ClaimProfile,
   limit: number,
   workerId: string,
   filter: ClaimFilter = {},
 ): Promise<ClaimedRow[]> {
-  if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter);
+  if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter, 2);
   const client = await ctx.connect();
   let rows: ClaimedRow[] = [];
   try {
     await client.query('BEGIN');
-    await client.query(ctx.statements.lockQueueClaims, [queue]);
+    await client.query(ctx.statements.lockQueueClaims, [queue, ctx.schema]);
     const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
     if (room > 0) {
-      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter);
+      // One try: a unique violation would abort this transaction (limited claimers are serialised anyway).
+      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1);
       if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
     }
     await client.query('COMMIT');
@@ -117,10 +118,11 @@ async function claimWith(
   limit: number,
   workerId: string,
   filter: ClaimFilter,
+  tries: number,
 ): Promise<ClaimedRow[]> {
   const priority = [filter.minPriority ?? null, filter.maxPriority ?? null];
   const claim = async (text: string, n: number, extra: unknown[] = []): Promise<ClaimedRow[]> => {
-    for (let attempt = 1; attempt <= 2; attempt++) {
+    for (let attempt = 1; attempt <= tries; attempt++) {
       try {
         return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra]);
       } catch (err) {

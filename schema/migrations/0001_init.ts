@@ -147,8 +147,9 @@ CREATE UNIQUE INDEX jobs_exclusive_key ON ${s}.jobs (queue, singleton_key) NULLS
 -- key_strict_fifo: at most one active job per key; the claim's probes read the two indexes after it.
 CREATE UNIQUE INDEX jobs_fifo_active_key ON ${s}.jobs (queue, singleton_key)
   WHERE state = 'active' AND policy = 'key_strict_fifo';
--- the jobs that hold a key back: in retry (it keeps the head), active, or failed for good
-CREATE INDEX jobs_fifo_blocking_idx ON ${s}.jobs (queue, singleton_key)
+-- the job that holds a key back: in retry (it keeps the head), active, or failed for good. At most one
+-- per key, so resume, retry or a manual fail can never leave a key with two jobs that block each other.
+CREATE UNIQUE INDEX jobs_fifo_blocking_idx ON ${s}.jobs (queue, singleton_key)
   WHERE state IN ('retry', 'active', 'failed') AND policy = 'key_strict_fifo';
 -- the queued jobs of each key in FIFO order
 CREATE INDEX jobs_fifo_created_idx ON ${s}.jobs (queue, singleton_key, id)

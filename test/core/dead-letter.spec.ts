@@ -112,3 +112,17 @@ describe('retry', () => {
     expect((await q.getJobById('r2', failed))!.state).toBe('failed');
   });
 });
+
+describe('dead letters under the dead-letter queue’s policy', () => {
+  it('a copy the dead-letter queue’s policy refuses is not made; the source job stays failed and visible', async () => {
+    await q.createQueue('pol.dlq', { policy: 'short' });
+    await q.createQueue('pol.src', { retryLimit: 0, deadLetter: 'pol.dlq' });
+    const [a, b] = await q.insert('pol.src', [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+    await q.fetch('pol.src', { batchSize: 2 });
+    await q.fail('pol.src', [a!, b!], new Error('down'));
+    expect((await q.getJobById('pol.src', a!))!.state).toBe('failed');
+    expect((await q.getJobById('pol.src', b!))!.state).toBe('failed');
+    const copies = await f.sql(`SELECT source_id::text FROM $schema.jobs WHERE queue = 'pol.dlq'`);
+    expect(copies).toHaveLength(1);
+  });
+});

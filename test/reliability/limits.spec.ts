@@ -33,7 +33,7 @@ async function drainWithThreeProcesses(queue: string, jobs: number, spanMs: numb
   await Promise.all(children.map((c) => c.ready()));
   await until(async () => (await stateCounts(f.pool, f.schema, queue)).completed === jobs, `${jobs} jobs of ${queue} completed`, 40_000, 100);
   await Promise.all(children.map((c) => c.stop()));
-  expect(new Set((await f.sql<{ pid: number }>(`SELECT DISTINCT s.pid FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = $1`, [queue])).map((r) => r.pid)).size).toBeGreaterThan(1);
+  // Which processes won the claims is up to the lock; the limits below must hold whichever did.
 }
 
 describe('queue limits across worker processes', () => {
@@ -45,7 +45,9 @@ describe('queue limits across worker processes', () => {
       WITH spans AS (SELECT s.* FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = 'lim.conc'),
       edges AS (SELECT t0 AS t, 1 AS d FROM spans UNION ALL SELECT t1, -1 FROM spans)
       SELECT max(open)::int AS peak FROM (SELECT sum(d) OVER (ORDER BY t, d) AS open FROM edges) x`);
-    expect(peak!.peak).toBe(3);
+    // Reaching the limit depends on scheduling; exceeding it must never happen (without the lock: 20).
+    expect(peak!.peak).toBeLessThanOrEqual(3);
+    expect(peak!.peak).toBeGreaterThan(1);
   });
 
   it('rateLimit: never more jobs started in a window than the limit', async () => {
@@ -54,7 +56,8 @@ describe('queue limits across worker processes', () => {
     const windows = await f.sql<{ w: number; n: number }>(`
       SELECT floor(extract(epoch FROM started_on))::bigint AS w, count(*)::int AS n
       FROM $schema.jobs WHERE queue = 'lim.rate' GROUP BY 1 ORDER BY 1`);
-    expect(Math.max(...windows.map((x) => x.n))).toBe(10);
+    // 35 starts at 10 per window need at least 4 windows (without the limit: all 35 in one).
+    expect(Math.max(...windows.map((x) => x.n))).toBeLessThanOrEqual(10);
     expect(windows.length).toBeGreaterThanOrEqual(4);
   });
 
@@ -96,16 +99,60 @@ describe('group concurrency across worker processes', () => {
       SELECT group_id, max(open)::int AS peak FROM (
         SELECT group_id, sum(d) OVER (PARTITION BY group_id ORDER BY t, d) AS open FROM edges) x
       GROUP BY group_id ORDER BY group_id`);
-    expect(peaks).toEqual([
-      { group_id: 'tenant-free', peak: 1 },
-      { group_id: 'tenant-other', peak: 2 },
-      { group_id: 'tenant-pro', peak: 3 },
-    ]);
+    const limits: Record<string, number> = { 'tenant-free': 1, 'tenant-other': 2, 'tenant-pro': 3 };
+    expect(peaks.map((p) => p.group_id)).toEqual(Object.keys(limits));
+    for (const { group_id, peak } of peaks) expect(peak).toBeLessThanOrEqual(limits[group_id]!);
+    // The groups ran side by side: more handlers at once than any one group may have.
+    const [all] = await f.sql<{ peak: number }>(`
+      WITH spans AS (SELECT s.* FROM $schema.spans s JOIN $schema.jobs j ON j.id = s.job_id WHERE j.queue = 'lim.group'),
+      edges AS (SELECT t0 AS t, 1 AS d FROM spans UNION ALL SELECT t1, -1 FROM spans)
+      SELECT max(open)::int AS peak FROM (SELECT sum(d) OVER (ORDER BY t, d) AS open FROM edges) x`);
+    expect(all!.peak).toBeGreaterThan(3);
   });
 
   it('groupConcurrency is refused on a queue of another policy', async () => {
     await q.createQueue('lim.group.single', { policy: 'singleton' });
     const w = f.create({ supervise: false });
     await expect(w.work('lim.group.single', { groupConcurrency: 2 }, () => 1)).rejects.toThrow('options.groupConcurrency must be left out on a singleton queue');
+  });
+});
+
+describe('limited claims under contention', () => {
+  it('a claim that waited for the queue lock stamps the time it really started, not when it began waiting', async () => {
+    await q.createQueue('lim.wait', { concurrencyLimit: 5 });
+    const id = (await q.send('lim.wait', {}))!;
+    const holder = await f.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(1885824375, hashtext($1 || '.' || $2))`, [f.schema, 'lim.wait']);
+      const claiming = q.fetch('lim.wait');
+      await until(async () => (await f.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%1885824375%'`,
+      ))[0]!.n > 0, 'the claim waits for the queue lock');
+      const [{ released }] = (await holder.query<{ released: Date }>('SELECT clock_timestamp() AS released')).rows as [{ released: Date }];
+      await holder.query('COMMIT');
+      const [job] = await claiming;
+      expect(job!.id).toBe(id);
+      expect(job!.startedOn.getTime()).toBeGreaterThanOrEqual(released.getTime());
+      const [row] = await f.sql<{ lease: number }>(`SELECT extract(epoch FROM lease_until - started_on)::int AS lease FROM $schema.jobs WHERE id = $1`, [id]);
+      expect(row!.lease).toBe(900);
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('a group at its limit does not starve the groups queued behind its backlog', async () => {
+    await q.createQueue('lim.starve');
+    await q.insert('lim.starve', Array.from({ length: 100 }, () => ({ group: { id: 'busy' } })));
+    const quiet = await q.insert('lim.starve', Array.from({ length: 5 }, () => ({ group: { id: 'quiet' } })));
+    const w = f.create({ supervise: false, shutdownTimeoutMs: 20 });
+    const done: string[] = [];
+    await w.work('lim.starve', { concurrency: 5, pollingIntervalSeconds: 0.05, groupConcurrency: 1 }, (job) => {
+      if (quiet.includes(job.id)) return void done.push(job.id);
+      return new Promise(() => undefined); // the busy group's one slot stays taken
+    });
+    await until(() => done.length === 5, 'the quiet group ran while the busy group was at its limit', 10_000);
+    expect((await stateCounts(f.pool, f.schema, 'lim.starve')).active).toBe(1);
+    await w.stopWorkers();
   });
 });

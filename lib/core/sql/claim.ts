@@ -1,12 +1,16 @@
-/** Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt). */
+/**
+ * Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt).
+ * The claims read statement_timestamp(), not now(): a limited claim runs in a transaction that first
+ * waits for the queue's lock, and now() would be the time that wait began.
+ */
 const CLAIM_UPDATE = (s: string) => `
 UPDATE ${s}.jobs j SET
   state = 'active',
   claim_count = j.claim_count + 1,
   worker_id = $3,
-  started_on = now(),
-  lease_until = now() + j.expire_seconds * interval '1 second',
-  heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+  started_on = statement_timestamp(),
+  lease_until = statement_timestamp() + j.expire_seconds * interval '1 second',
+  heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 FROM next
 WHERE j.queue = next.queue AND j.id = next.id
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
@@ -26,7 +30,7 @@ export const claimJobs = (s: string) => `
 WITH next AS MATERIALIZED (
   SELECT j.queue, j.id
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
     AND ($4::int IS NULL OR j.priority >= $4::int)
     AND ($5::int IS NULL OR j.priority <= $5::int)
   ORDER BY j.priority DESC, j.start_after, j.id
@@ -48,7 +52,7 @@ export const claimJobsOnePerKey = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.priority, j.start_after, j.singleton_key
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
     AND ($4::int IS NULL OR j.priority >= $4::int)
     AND ($5::int IS NULL OR j.priority <= $5::int)
     AND NOT EXISTS (
@@ -76,7 +80,7 @@ const FIFO_HEAD = (s: string, c: string) => `NOT EXISTS (
     AND (${c}.state = 'retry' OR NOT EXISTS (
       SELECT 1 FROM ${s}.jobs e
       WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
-        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= now()))`;
+        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()))`;
 
 
 /**
@@ -97,7 +101,7 @@ export const claimJobsKeyFifo = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.state, j.singleton_key, j.priority, j.start_after
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
     AND ($4::int IS NULL OR j.priority >= $4::int)
     AND ($5::int IS NULL OR j.priority <= $5::int)
   ORDER BY j.priority DESC, j.start_after, j.id
@@ -136,14 +140,14 @@ WITH RECURSIVE keys(k) AS (
   CROSS JOIN LATERAL (
     SELECT j.queue, j.id, j.state, j.singleton_key, j.priority, j.start_after FROM ${s}.jobs j
     WHERE j.queue = $1 AND j.singleton_key = keys.k AND j.state = 'created' AND j.policy = 'key_strict_fifo'
-      AND j.start_after <= now()
+      AND j.start_after <= statement_timestamp()
     ORDER BY j.id LIMIT 1
   ) h
   WHERE keys.k IS NOT NULL
   UNION ALL
   SELECT r.queue, r.id, r.state, r.singleton_key, r.priority, r.start_after FROM ${s}.jobs r
   WHERE r.queue = $1 AND r.state IN ('retry', 'active', 'failed') AND r.policy = 'key_strict_fifo'
-    AND r.state = 'retry' AND r.start_after <= now()
+    AND r.state = 'retry' AND r.start_after <= statement_timestamp()
 ), next AS MATERIALIZED (
   SELECT j.queue, j.id
   FROM heads c
@@ -169,9 +173,13 @@ export const claimJobsGrouped = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= now()
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
     AND ($4::int IS NULL OR j.priority >= $4::int)
     AND ($5::int IS NULL OR j.priority <= $5::int)
+    -- a group already at its limit is passed over here, so its backlog never fills the window
+    AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
+      OR (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
+        < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 16
 ), ranked AS (

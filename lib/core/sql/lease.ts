@@ -1,5 +1,11 @@
 import { RETRY_SLOT_FREE } from './fragments.js';
 
+/** True when the stately key of row `j` has no job in `state` (other than `j`). */
+const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
+      SELECT 1 FROM ${s}.jobs o
+      WHERE o.queue = j.queue AND o.policy = 'stately' AND o.state = '${state}'
+        AND o.singleton_key IS NOT DISTINCT FROM j.singleton_key AND o.id <> j.id)`;
+
 /** Leases: extending them while a handler runs, and handing jobs back on shutdown. */
 
 /**
@@ -15,21 +21,26 @@ RETURNING j.id::text`;
 /**
  * Hands unfinished attempts back to the queue at once, without counting an attempt, so another instance
  * takes them now instead of after the lease runs out; wakes that instance with a NOTIFY. Jobs of short
- * and stately queues go to `retry`, whose slot their policy does not share with `created`; a stately job
- * whose key already waits in retry stays active, and its lease decides.
+ * queues go to `retry` (a slot short does not limit); a stately job goes to whichever of its key's created
+ * and retry slots is free, and stays active (its lease decides) only when both are taken.
  * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 channel
  */
 export const releaseJobs = (s: string) => `
 WITH released AS (
   UPDATE ${s}.jobs j SET
-    state = CASE WHEN j.retry_count = 0 AND j.policy NOT IN ('short', 'stately') THEN 'created' ELSE 'retry' END::${s}.job_state,
+    state = CASE
+      WHEN j.policy = 'short' THEN 'retry'
+      WHEN j.policy = 'stately' AND NOT ${SLOT_FREE(s, 'created')} THEN 'retry'
+      WHEN j.policy = 'stately' THEN 'created'
+      WHEN j.retry_count = 0 THEN 'created'
+      ELSE 'retry' END::${s}.job_state,
     worker_id = NULL,
     started_on = NULL,
     lease_until = NULL,
     heartbeat_until = NULL
   FROM unnest($2::bigint[], $3::int[]) AS u(id, claim_count)
   WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
-    AND ${RETRY_SLOT_FREE(s)}
+    AND (${RETRY_SLOT_FREE(s)} OR ${SLOT_FREE(s, 'created')})
   RETURNING j.id
 )
 SELECT released.id::text, pg_notify($5, $1)::text AS notified FROM released`;

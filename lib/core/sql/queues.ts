@@ -37,6 +37,9 @@ UPDATE ${s}.queues SET
 WHERE name = $1
 RETURNING name`;
 
+/** Partition DDL waits at most this long for its lock, instead of queueing every claim behind it. */
+export const setDdlLockTimeout = (_s: string) => `SET LOCAL lock_timeout = '5s'`;
+
 /** Gives a queue created with partition: true its own partition (in the transaction that creates the queue). $1 queue */
 export const createQueuePartition = (s: string) => `SELECT ${s}.create_queue_partition($1) AS table_name`;
 

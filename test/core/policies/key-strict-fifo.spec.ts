@@ -112,3 +112,24 @@ describe('policy key_strict_fifo', () => {
     await expect(q.getBlockedKeys('fifo.not')).rejects.toThrow('name must be a key_strict_fifo queue');
   });
 });
+
+describe('key_strict_fifo: one blocking job per key', () => {
+  it('resuming a cancelled job while another job of its key waits in retry is refused, so the key never blocks itself', async () => {
+    const name = await fifo({ retryDelay: 0 });
+    const [a, b] = await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+    expect(await ids(name)).toEqual([a]);
+    await q.fail(name, a!);
+    await q.cancel(name, a!);
+    expect(await ids(name)).toEqual([b]);
+    await q.fail(name, b!);
+    const err = await q.resume(name, a!).catch((e) => e);
+    expect(err.code).toBe('KEY_TAKEN');
+    expect((await q.getJobById(name, a!))!.state).toBe('cancelled');
+    expect(await ids(name)).toEqual([b]);
+  });
+
+  it('a key_strict_fifo queue cannot be a dead-letter queue (copies may carry no key)', async () => {
+    const name = await fifo();
+    await expect(q.createQueue('fifo.source', { deadLetter: name })).rejects.toThrow('options.deadLetter must be a queue whose policy is not key_strict_fifo');
+  });
+});

@@ -75,3 +75,24 @@ describe('policy stately: at most one job per key in each state', () => {
     expect((await q.getJobById(name, cancelled))!.state).toBe('cancelled');
   });
 });
+
+describe('stately hand-back', () => {
+  it('a job handed back at shutdown while its key waits in retry goes to the free created slot, no attempt counted', async () => {
+    const name = await queue({ retryDelay: 3600 });
+    const waiting = (await q.send(name, {}, { singletonKey: 'k' }))!;
+    await q.fetch(name);
+    await q.fail(name, waiting);
+    const w = f.create({ supervise: false, shutdownTimeoutMs: 20 });
+    let started = '';
+    await w.work(name, { pollingIntervalSeconds: 0.05 }, (job) => {
+      started = job.id;
+      return new Promise(() => undefined);
+    });
+    const running = (await q.send(name, {}, { singletonKey: 'k' }))!;
+    const { until } = await import('../../helpers/db.js');
+    await until(() => started === running, 'the second job is running');
+    await w.stopWorkers();
+    expect(await q.getJobById(name, running)).toMatchObject({ state: 'created', retryCount: 0 });
+    expect((await q.getJobById(name, waiting))!.state).toBe('retry');
+  });
+});
