@@ -65,3 +65,21 @@ export function callerExecutor(db: unknown, field = 'options.db'): Executor {
 export function drizzlePool(db: object): pg.Pool {
   return (db as { $client: pg.Pool }).$client;
 }
+
+/**
+ * Checks a client out of the pool with an 'error' listener for as long as it is held. pg guards only idle
+ * clients: a connection that dies between two statements of a held client (a server restart during a
+ * transaction) would otherwise emit an unhandled 'error' and crash the process. The next query on it
+ * fails instead, and is handled where it was sent; pg does not return a dead client to the pool.
+ */
+export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  const onError = (): void => undefined;
+  client.on('error', onError);
+  const release = client.release.bind(client);
+  client.release = (err?: Error | boolean) => {
+    client.removeListener('error', onError);
+    return release(err);
+  };
+  return client;
+}

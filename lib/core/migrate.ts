@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import type { QueueLogger } from './types.js';
 import * as sql from './sql/migrate.js';
+import { checkout } from './db.js';
 
 /** What `migrate` did: the version found and the version left installed. */
 export interface MigrationResult {
@@ -18,7 +19,7 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * others then find the version recorded and do nothing. A failure rolls back every step.
  */
 export async function migrate(pool: pg.Pool, schema: string, schemaIdent: string, log?: QueueLogger): Promise<MigrationResult> {
-  const client = await pool.connect();
+  const client = await checkout(pool);
   try {
     await client.query('BEGIN');
     await client.query(sql.lockMigrations, [schema]);

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { callerExecutor, drizzlePool, pgExecutor, type Executor } from './db.js';
+import { callerExecutor, checkout, drizzlePool, pgExecutor, type Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
@@ -128,7 +128,7 @@ export class PgQueue extends EventEmitter {
    */
   async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number }> {
     const pool = await this.ownedPool();
-    const client = await pool.connect();
+    const client = await checkout(pool);
     let reaped = 0;
     try {
       await client.query('BEGIN');
@@ -215,7 +215,7 @@ export class PgQueue extends EventEmitter {
 
   /** The queue row and its own partition, in one transaction: neither exists without the other. */
   private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
-    const client = await (await this.ownedPool()).connect();
+    const client = await checkout(await this.ownedPool());
     try {
       await client.query('BEGIN');
       // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
@@ -269,7 +269,7 @@ export class PgQueue extends EventEmitter {
     if (users.length > 0) {
       throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
     }
-    const client = await pool.connect();
+    const client = await checkout(pool);
     try {
       await client.query('BEGIN');
       await client.query(this.statements.setDdlLockTimeout);
@@ -469,7 +469,7 @@ export class PgQueue extends EventEmitter {
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
     const exec = await this.db();
     const pool = this.pool!;
-    const ctx = { exec, statements: this.statements, connect: () => pool.connect(), schema: this.config.schema };
+    const ctx = { exec, statements: this.statements, connect: () => checkout(pool), schema: this.config.schema };
     const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, { minPriority, maxPriority });
     return rows.map((row) =>
       toJob<T>(row, new AbortController().signal, async () => {
@@ -619,7 +619,7 @@ export class PgQueue extends EventEmitter {
     const ctx: WorkerContext = {
       exec,
       profile,
-      connect: () => pool.connect(),
+      connect: () => checkout(pool),
       staleResult: () => void this.counters.staleResults++,
       statements: this.statements,
       schema: this.config.schema,
