@@ -55,6 +55,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       dedupeKey: text('dedupe_key'),
       groupId: text('group_id'),
       groupTier: text('group_tier'),
+      blockedBy: integer('blocked_by').notNull().default(0),
+      onParentFailure: text('on_parent_failure'),
       singletonOn: timestamp('singleton_on', { withTimezone: true }),
       startAfter: timestamp('start_after', { withTimezone: true }).notNull().defaultNow(),
       retryCount: integer('retry_count').notNull().default(0),
@@ -100,6 +102,17 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     ],
   );
 
+  const jobDeps = schema.table(
+    'job_deps',
+    {
+      parentQueue: text('parent_queue').notNull(),
+      parentId: bigint('parent_id', { mode: 'bigint' }).notNull(),
+      childQueue: text('child_queue').notNull(),
+      childId: bigint('child_id', { mode: 'bigint' }).notNull(),
+    },
+    (t) => [primaryKey({ name: 'job_deps_pkey', columns: [t.parentQueue, t.parentId, t.childQueue, t.childId] })],
+  );
+
   const rateWindows = schema.table('rate_windows', {
     queue: text('queue').primaryKey().references(() => queues.name, { onDelete: 'cascade' }),
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
@@ -117,7 +130,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, jobs, rateWindows, maintenance, migrations };
+  return { schema, jobState, queues, jobs, jobDeps, rateWindows, maintenance, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -127,6 +140,7 @@ export const pgqueueSchema = defaults.schema;
 export const jobState = defaults.jobState;
 export const queues = defaults.queues;
 export const jobs = defaults.jobs;
+export const jobDeps = defaults.jobDeps;
 export const rateWindows = defaults.rateWindows;
 export const maintenance = defaults.maintenance;
 export const migrations = defaults.migrations;

@@ -93,6 +93,9 @@ function parseRateLimit(field: string, value: unknown): { count: number; perSeco
 
 /** A send's options after validation, in the shape the insert statement binds. */
 export interface ParsedSendOptions extends ParsedJobDefaults {
+  /** flow(): how many parents the job waits for, and what becomes of it when one fails. */
+  blockedBy?: number;
+  onParentFailure?: 'fail' | 'cancel';
   groupId?: string;
   groupTier?: string;
   priority?: number;

@@ -15,7 +15,7 @@ import {
   type ParsedSendOptions,
 } from './options.js';
 import { buildStatements, type Statements } from './sql/index.js';
-import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, SendOptions, WorkOptions } from './types.js';
+import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
 import { claimJobs, describeFailure, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
@@ -451,11 +451,80 @@ export class PgQueue extends EventEmitter {
         jobs.map((j) => j.slotOffset ?? 0),
         col('groupId'),
         col('groupTier'),
+        col('blockedBy'),
+        col('onParentFailure'),
       ],
     );
     // The insert reads the queue's row: no row back means no such queue, or every job was refused.
     if (rows.length === 0) await this.assertQueueExists(exec, name);
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Inserts jobs that wait for each other, in one transaction: a job runs only once every job it
+   * `dependsOn` (by `ref`) has completed; when one of those fails for good or is cancelled, it is failed
+   * or cancelled as its `onParentFailure` says. Returns each ref's job id. With `options.db` the jobs join
+   * the caller's transaction (roll it back if this throws).
+   */
+  async flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
+    if (!Array.isArray(jobs) || jobs.length === 0) throw new InvalidOptionError('jobs', 'a non-empty array of flow jobs', jobs);
+    const opts = record('options', options);
+    const byRef = new Map<string, { index: number; job: FlowJob; parsed: ParsedSendOptions; data: string | null; parents: string[] }>();
+    jobs.forEach((job, i) => {
+      const field = `jobs[${i}]`;
+      const { name, ref, dependsOn, onParentFailure, ...rest } = record(field, job) as unknown as FlowJob;
+      queueName(`${field}.name`, name);
+      const key = optKey(`${field}.ref`, ref, 255);
+      if (key === undefined) throw new InvalidOptionError(`${field}.ref`, 'a string of 1 to 255 characters', ref);
+      if (byRef.has(key)) throw new InvalidOptionError(`${field}.ref`, 'a ref no other job of the flow uses', ref);
+      if (dependsOn !== undefined && !Array.isArray(dependsOn)) throw new InvalidOptionError(`${field}.dependsOn`, 'an array of refs', dependsOn);
+      if (onParentFailure !== undefined && onParentFailure !== 'fail' && onParentFailure !== 'cancel') {
+        throw new InvalidOptionError(`${field}.onParentFailure`, 'one of "fail", "cancel"', onParentFailure);
+      }
+      const parents = [...new Set(dependsOn ?? [])];
+      const parsed = parseSendOptions(rest, field);
+      if (parents.length > 0 && (parsed.startAt !== undefined || parsed.startIn !== undefined)) {
+        throw new InvalidOptionError(`${field}.startAfter`, 'left out: a job with dependsOn starts when its parents complete', rest.startAfter);
+      }
+      const data = toJson(`${field}.data`, rest.data, this.config.maxPayloadBytes);
+      byRef.set(key, { index: i, job: { ...job, name, ref: key }, parsed: { ...parsed, blockedBy: parents.length, onParentFailure: onParentFailure ?? 'fail' }, data, parents });
+    });
+    for (const { index, parents } of byRef.values()) {
+      for (const parent of parents) {
+        if (!byRef.has(parent)) throw new InvalidOptionError(`jobs[${index}].dependsOn`, `refs of jobs in this flow (${[...byRef.keys()].join(', ')})`, parent);
+      }
+    }
+    assertAcyclic(byRef);
+    const run = async (exec: Executor): Promise<Record<string, string>> => {
+      const ids: Record<string, string> = {};
+      const byQueue = new Map<string, { ref: string; data: string | null; parsed: ParsedSendOptions }[]>();
+      for (const [ref, e] of byRef) byQueue.set(e.job.name, [...(byQueue.get(e.job.name) ?? []), { ref, data: e.data, parsed: e.parsed }]);
+      for (const [queue, group] of byQueue) {
+        const inserted = await this.insertRows(exec, queue, group.map((g) => g.data), group.map((g) => g.parsed));
+        if (inserted.length !== group.length) {
+          throw new QueueError(`flow: queue "${queue}" refused ${group.length - inserted.length} of its jobs (policy or dedupeKey); nothing was inserted`, 'FLOW_REFUSED');
+        }
+        group.forEach((g, i) => (ids[g.ref] = inserted[i]!));
+      }
+      const edges = [...byRef.entries()].flatMap(([ref, e]) => e.parents.map((p) => [byRef.get(p)!.job.name, ids[p]!, e.job.name, ids[ref]!] as const));
+      if (edges.length > 0) {
+        await exec.query(this.statements.insertJobDeps, [edges.map((x) => x[0]), edges.map((x) => x[1]), edges.map((x) => x[2]), edges.map((x) => x[3])]);
+      }
+      return ids;
+    };
+    if (opts.db) return run(callerExecutor(opts.db));
+    const client = await checkout(await this.ownedPool());
+    try {
+      await client.query('BEGIN');
+      const ids = await run(pgExecutor(client));
+      await client.query('COMMIT');
+      return ids;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   // ---- working by hand ----
@@ -490,6 +559,7 @@ export class PgQueue extends EventEmitter {
       refs.map(() => json),
       null,
       refs.map(() => null),
+      this.config.channel,
     ]);
     return changed(refs.length, rows);
   }
@@ -703,6 +773,21 @@ function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
     `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
     'KEY_TAKEN',
   );
+}
+
+/** Refuses a flow whose dependsOn make a cycle: its jobs would wait for each other forever. */
+function assertAcyclic(byRef: Map<string, { index: number; parents: string[] }>): void {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (ref: string, path: string[]): void => {
+    if (state.get(ref) === 'done') return;
+    if (state.get(ref) === 'visiting') {
+      throw new InvalidOptionError(`jobs[${byRef.get(ref)!.index}].dependsOn`, 'refs that do not form a cycle', [...path, ref].join(' -> '));
+    }
+    state.set(ref, 'visiting');
+    for (const parent of byRef.get(ref)!.parents) visit(parent, [...path, ref]);
+    state.set(ref, 'done');
+  };
+  for (const ref of byRef.keys()) visit(ref, []);
 }
 
 function closedError(): QueueError {

@@ -23,6 +23,7 @@ export interface QueueRow {
   updated_on: Date;
   queued: number;
   deferred: number;
+  blocked: number;
   ready: number;
   ready_oldest: number | null;
   active: number;
@@ -51,6 +52,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     rateLimit: r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
     queuedCount: r.queued,
     deferredCount: r.deferred,
+    blockedCount: r.blocked,
     readyCount: r.ready,
     activeCount: r.active,
     failedCount: r.failed,

@@ -68,6 +68,18 @@ export interface JobInsert<T = unknown> extends Omit<SendOptions, 'db'> {
   data?: T;
 }
 
+/** One job of `flow()`: its queue, a reference the other jobs of the flow use, and the refs it waits for. */
+export interface FlowJob<T = unknown> extends JobInsert<T> {
+  /** The queue. */
+  name: string;
+  /** This job's name within the flow. */
+  ref: string;
+  /** Refs of jobs of the same flow that must complete before this one may run. */
+  dependsOn?: string[];
+  /** When a parent fails for good or is cancelled, this job is failed (default) or cancelled. */
+  onParentFailure?: 'fail' | 'cancel';
+}
+
 /** What a queue's row holds, plus live counts. */
 export interface QueueResult {
   name: string;
@@ -90,6 +102,8 @@ export interface QueueResult {
   queuedCount: number;
   /** Queued jobs whose `startAfter` is still in the future. */
   deferredCount: number;
+  /** Jobs of a flow that wait for a parent to complete. */
+  blockedCount: number;
   /** Queued jobs that may run now. */
   readyCount: number;
   activeCount: number;

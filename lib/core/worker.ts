@@ -362,7 +362,7 @@ export class Worker {
     if (tx && !failure) {
       // The completion joins the handler's transaction: both commit, or neither does.
       try {
-        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count]]);
+        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel]);
         if (done.rowCount === 0) {
           await this.closeTransaction(tx, false);
           return this.stale(row);
@@ -438,7 +438,7 @@ export class Worker {
             channel,
           ]);
         } else {
-          settled = await exec.query(statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count]]);
+          settled = await exec.query(statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], channel]);
         }
         if (settled.length === 0) this.stale(row);
         return;

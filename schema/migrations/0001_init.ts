@@ -58,6 +58,10 @@ CREATE TABLE ${s}.jobs (
   -- a group (e.g. a tenant) whose active jobs a worker's groupConcurrency limits, and its tier
   group_id text,
   group_tier text,
+  -- flow(): how many parents have not completed yet; a blocked job waits with start_after = infinity
+  blocked_by integer NOT NULL DEFAULT 0 CHECK (blocked_by >= 0),
+  -- flow(): what becomes of this job when a parent fails for good or is cancelled: 'fail' or 'cancel'
+  on_parent_failure text CHECK (on_parent_failure IN ('fail', 'cancel')),
   -- the throttle/debounce time slot this job occupies (sendThrottled, sendDebounced)
   singleton_on timestamptz,
   start_after timestamptz NOT NULL DEFAULT now(),
@@ -114,6 +118,15 @@ BEGIN
   EXECUTE format('DROP TABLE IF EXISTS ${s}.%I', ${s}.queue_partition_name(q));
 END
 $fn$;
+
+-- flow(): which job waits for which. Keyed by the parent, so a completion finds its children in one probe.
+CREATE TABLE ${s}.job_deps (
+  parent_queue text NOT NULL,
+  parent_id bigint NOT NULL,
+  child_queue text NOT NULL,
+  child_id bigint NOT NULL,
+  PRIMARY KEY (parent_queue, parent_id, child_queue, child_id)
+);
 
 -- When each maintenance task last ran, cluster-wide: whichever supervising instance finds a task due
 -- runs it, so the passes keep their interval however many instances there are, and go on when one dies.

@@ -326,3 +326,20 @@ describe('a handler that never settles', () => {
     await q.offWork('w.hang');
   });
 });
+
+describe('wake-ups', () => {
+  it('a failed attempt retried at once runs again without waiting for the polling interval', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('w.retry.notify', { retryLimit: 1 });
+    let attempts = 0;
+    await q.work('w.retry.notify', { pollingIntervalSeconds: 3600 }, () => {
+      attempts++;
+      if (attempts === 1) throw new Error('first attempt fails');
+      return 'second attempt';
+    });
+    const id = (await q.send('w.retry.notify', {}))!;
+    await until(async () => (await q.getJobById('w.retry.notify', id))!.state === 'completed', 'retried and completed without polling');
+    expect(attempts).toBe(2);
+    await q.offWork('w.retry.notify');
+  });
+});

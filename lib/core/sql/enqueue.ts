@@ -12,18 +12,22 @@
  * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
  * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
  * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[], $16 dedupe_key text[],
- * $17 throttle seconds int[], $18 slot offset int[], $19 group id text[], $20 group tier text[]
+ * $17 throttle seconds int[], $18 slot offset int[], $19 group id text[], $20 group tier text[],
+ * $21 blocked_by int[] (flow: parents not completed; such a job waits with start_after = infinity),
+ * $22 on_parent_failure text[]
  */
 export const insertJobs = (s: string) => `
-INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, singleton_on, retry_limit,
+INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, blocked_by, on_parent_failure, singleton_on, retry_limit,
   retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter)
-SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier, x.singleton_on,
+SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier,
+  x.blocked_by, x.on_parent_failure, x.singleton_on,
   x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter
 FROM (
   SELECT q.name AS queue, q.policy, i.data, coalesce(i.priority, 0) AS priority,
-    coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') AS start_after,
-    i.singleton_key, i.dedupe_key, i.group_id, i.group_tier,
+    CASE WHEN i.blocked_by > 0 THEN 'infinity'::timestamptz
+      ELSE coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') END AS start_after,
+    i.singleton_key, i.dedupe_key, i.group_id, i.group_tier, coalesce(i.blocked_by, 0) AS blocked_by, i.on_parent_failure,
     to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) AS singleton_on,
     CASE WHEN i.slot_offset > 0 THEN to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) END AS slot_start,
     coalesce(i.retry_limit, q.retry_limit) AS retry_limit,
@@ -39,15 +43,20 @@ FROM (
   FROM ${s}.queues q
   CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
     $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[], $16::text[], $17::int[], $18::int[],
-    $19::text[], $20::text[])
+    $19::text[], $20::text[], $21::int[], $22::text[])
     WITH ORDINALITY AS i(data, priority, start_at, start_in, singleton_key, retry_limit, retry_delay, retry_backoff,
       retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter,
-      dedupe_key, throttle, slot_offset, group_id, group_tier, ord)
+      dedupe_key, throttle, slot_offset, group_id, group_tier, blocked_by, on_parent_failure, ord)
   WHERE q.name = $1
 ) x
 ORDER BY x.ord
 ON CONFLICT DO NOTHING
 RETURNING id::text`;
+
+/** flow(): records which job waits for which. $1 parent queues, $2 parent ids, $3 child queues, $4 child ids */
+export const insertJobDeps = (s: string) => `
+INSERT INTO ${s}.job_deps (parent_queue, parent_id, child_queue, child_id)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])`;
 
 /** The pending (created, retry, active) job that holds a dedupe key. $1 queue, $2 dedupe key */
 export const findPendingByDedupeKey = (s: string) => `

@@ -54,3 +54,45 @@ export const RETRY_SLOT_FREE = (s: string) => `NOT (j.policy = 'stately' AND EXI
       SELECT 1 FROM ${s}.jobs r
       WHERE r.queue = j.queue AND r.policy = 'stately' AND r.state = 'retry'
         AND r.singleton_key IS NOT DISTINCT FROM j.singleton_key AND r.id <> j.id))`;
+
+/**
+ * flow(): a CTE that counts down the blocked children of the completed rows of `from` (each a parent);
+ * a child whose last parent completed becomes runnable now. Counted per child, since one statement cannot
+ * update a row twice. Returns the released children's queues (blocked_by 0) for a NOTIFY.
+ */
+export const RELEASE_CHILDREN = (s: string, from: string) => `released AS (
+  UPDATE ${s}.jobs j SET
+    blocked_by = j.blocked_by - d.n,
+    start_after = CASE WHEN j.blocked_by = d.n THEN statement_timestamp() ELSE j.start_after END,
+    keep_until = CASE WHEN j.blocked_by = d.n THEN statement_timestamp() + q.retention_seconds * interval '1 second' ELSE j.keep_until END
+  FROM (
+    SELECT dep.child_queue, dep.child_id, count(*)::int AS n
+    FROM ${s}.job_deps dep JOIN ${from} p ON dep.parent_queue = p.queue AND dep.parent_id = p.id
+    GROUP BY dep.child_queue, dep.child_id
+  ) d, ${s}.queues q
+  WHERE j.queue = d.child_queue AND j.id = d.child_id AND j.state = 'created' AND j.blocked_by > 0 AND q.name = j.queue
+  RETURNING j.queue, j.blocked_by
+)`;
+
+/**
+ * flow(): CTEs (of a WITH RECURSIVE) that fail or cancel, as each asked, every blocked descendant of the
+ * rows of `from` that failed for good or were cancelled: a child whose parent can no longer complete
+ * would otherwise wait forever.
+ */
+export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id) AS (
+  SELECT dep.child_queue, dep.child_id FROM ${s}.job_deps dep
+  JOIN ${from} p ON dep.parent_queue = p.queue AND dep.parent_id = p.id
+  WHERE p.state IN ('failed', 'cancelled')
+  UNION
+  SELECT dep.child_queue, dep.child_id FROM ${s}.job_deps dep
+  JOIN doomed d ON dep.parent_queue = d.queue AND dep.parent_id = d.id
+), orphaned AS (
+  UPDATE ${s}.jobs j SET
+    state = CASE WHEN j.on_parent_failure = 'cancel' THEN 'cancelled' ELSE 'failed' END::${s}.job_state,
+    completed_on = statement_timestamp(),
+    keep_until = ${KEEP_FINISHED},
+    output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled'))
+  FROM (SELECT DISTINCT queue, id FROM doomed) d
+  WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
+  RETURNING j.id
+)`;

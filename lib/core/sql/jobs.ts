@@ -1,4 +1,4 @@
-import { KEEP_FINISHED } from './fragments.js';
+import { KEEP_FINISHED, ORPHAN_DESCENDANTS } from './fragments.js';
 
 /** Job control by id: inspection, cancel, resume, delete. */
 
@@ -17,6 +17,7 @@ SELECT j.id::text, j.state::text FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = 
 
 /** Cancels jobs that have not finished; a running handler's result is then refused by the fence. */
 export const cancelJobs = (s: string) => `
+WITH RECURSIVE cancelled AS (
 UPDATE ${s}.jobs j SET
   state = 'cancelled',
   completed_on = now(),
@@ -24,7 +25,9 @@ UPDATE ${s}.jobs j SET
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
 WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) AND j.state < 'completed'
-RETURNING j.id::text`;
+RETURNING j.queue, j.id, j.state
+), ${ORPHAN_DESCENDANTS(s, 'cancelled')}
+SELECT cancelled.id::text FROM cancelled`;
 
 /** Brings cancelled jobs back to the queue, with the queue's retention counted from now; wakes its workers. $3 channel */
 export const resumeJobs = (s: string) => `

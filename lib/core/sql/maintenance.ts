@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
 
 /**
  * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry
@@ -10,7 +10,7 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY
  * $1 most jobs per pass, $2 channel
  */
 export const reapExpiredLeases = (s: string) => `
-WITH expired AS MATERIALIZED (
+WITH RECURSIVE expired AS MATERIALIZED (
   SELECT j.queue, j.id,
     (j.retry_count < j.retry_limit AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     jsonb_build_object(
@@ -37,7 +37,7 @@ WITH expired AS MATERIALIZED (
   FROM expired e
   WHERE j.queue = e.queue AND j.id = e.id AND j.state = 'active'
   RETURNING ${FAILED_RETURNING}
-), ${DEAD_LETTER(s, 'reaped')}
+), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}
 SELECT r.id::text, r.queue, r.state::text, pg_notify($2, r.queue)::text AS notified FROM reaped r`;
 
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */

@@ -70,12 +70,13 @@ export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queue
  */
 export const getQueues = (s: string) => `
 SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
-  c.queued, c.deferred, c.ready, c.ready_oldest, a.active, a.failed, a.total,
+  c.queued, c.deferred, c.blocked, c.ready, c.ready_oldest, a.active, a.failed, a.total,
   CASE WHEN q.partition THEN '${s}.' || ${s}.queue_partition_name(q.name) ELSE '${s}.jobs_default' END AS table_name
 FROM ${s}.queues q
 CROSS JOIN LATERAL (
   SELECT count(*)::int AS queued,
-    count(*) FILTER (WHERE j.start_after > now())::int AS deferred,
+    count(*) FILTER (WHERE j.start_after > now() AND j.blocked_by = 0)::int AS deferred,
+    count(*) FILTER (WHERE j.blocked_by > 0)::int AS blocked,
     count(*) FILTER (WHERE j.start_after <= now())::int AS ready,
     extract(epoch FROM now() - min(j.created_on) FILTER (WHERE j.start_after <= now()))::float8 AS ready_oldest
   FROM ${s}.jobs j WHERE j.queue = q.name AND j.state < 'active'

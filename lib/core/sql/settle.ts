@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -9,9 +9,12 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, RETRY_DELAY
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
- * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any)
+ * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any), $7 channel
+ *
+ * Children (flow) whose last parent this completes become runnable, and their queues are notified.
  */
 export const completeJobs = (s: string) => `
+WITH done AS (
 UPDATE ${s}.jobs j SET
   state = 'completed',
   completed_on = now(),
@@ -24,7 +27,14 @@ WHERE j.queue = $1 AND j.id = u.id AND j.state = 'active'
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text)
-RETURNING j.id::text`;
+RETURNING j.queue, j.id
+), ${RELEASE_CHILDREN(s, 'done')}
+-- n.woke is selected so that the planner cannot drop the join that sends the NOTIFY
+SELECT done.id::text, n.woke
+FROM done
+LEFT JOIN LATERAL (
+  SELECT count(pg_notify($7, r.queue)) AS woke FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r
+) n ON true`;
 
 /**
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
@@ -40,7 +50,7 @@ RETURNING j.id::text`;
  * $9 channel
  */
 export const failJobs = (s: string) => `
-WITH f AS (
+WITH RECURSIVE f AS (
   SELECT j.queue, j.id, u.error,
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
@@ -66,7 +76,10 @@ UPDATE ${s}.jobs j SET
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}
-), ${DEAD_LETTER(s, 'failed')}
-SELECT failed.id::text, failed.state::text
+), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}
+-- n.notified is selected so that the planner cannot drop the join that sends the NOTIFY
+SELECT failed.id::text, failed.state::text, n.notified
 FROM failed
-LEFT JOIN LATERAL (SELECT pg_notify($9, failed.queue) WHERE failed.state = 'retry' AND failed.start_after <= now()) n ON true`;
+LEFT JOIN LATERAL (
+  SELECT pg_notify($9, failed.queue)::text AS notified WHERE failed.state = 'retry' AND failed.start_after <= now()
+) n ON true`;

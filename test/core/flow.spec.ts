@@ -1,0 +1,94 @@
+import { InvalidOptionError, PermanentJobError } from '../../lib/core/errors.js';
+import { until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('flow');
+const q = f.create({ supervise: false });
+beforeAll(async () => {
+  await q.createQueue('fetch-data', { retryLimit: 0 });
+  await q.createQueue('render');
+  await q.createQueue('notify');
+});
+afterAll(() => f.cleanup());
+
+const count = async () => (await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs'))[0]!.n;
+
+describe('flow: jobs that wait for each other', () => {
+  it('a child is blocked until its parent completes, then runs', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'a', data: { step: 1 } },
+      { name: 'render', ref: 'b', data: { step: 2 }, dependsOn: ['a'] },
+    ]);
+    expect((await q.getQueue('render'))!).toMatchObject({ blockedCount: 1, deferredCount: 0, readyCount: 0 });
+    expect(await q.fetch('render')).toEqual([]);
+    const [parent] = await q.fetch('fetch-data');
+    expect(parent!.id).toBe(ids.a);
+    await q.complete('fetch-data', ids.a!);
+    expect((await q.getQueue('render'))!.blockedCount).toBe(0);
+    expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
+  });
+
+  it('a child with two parents in other queues waits for both', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'p1' },
+      { name: 'render', ref: 'p2' },
+      { name: 'notify', ref: 'c', dependsOn: ['p1', 'p2'] },
+    ]);
+    await q.fetch('fetch-data');
+    await q.complete('fetch-data', ids.p1!);
+    expect(await q.fetch('notify')).toEqual([]);
+    await q.fetch('render');
+    await q.complete('render', ids.p2!);
+    expect((await q.fetch('notify')).map((j) => j.id)).toEqual([ids.c]);
+  });
+
+  it('when a parent fails for good, its descendants fail (or are cancelled, as each asked)', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'root' },
+      { name: 'render', ref: 'fails', dependsOn: ['root'] },
+      { name: 'render', ref: 'cancels', dependsOn: ['root'], onParentFailure: 'cancel' },
+      { name: 'notify', ref: 'grandchild', dependsOn: ['fails'] },
+    ]);
+    await q.fetch('fetch-data');
+    await q.fail('fetch-data', ids.root!, new PermanentJobError('source down'));
+    expect((await q.getJobById('render', ids.fails!))!).toMatchObject({ state: 'failed', output: { error: { name: 'ParentFailedError' } } });
+    expect((await q.getJobById('render', ids.cancels!))!.state).toBe('cancelled');
+    expect((await q.getJobById('notify', ids.grandchild!))!.state).toBe('failed');
+  });
+
+  it('cancelling a parent cancels or fails its children', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'p' },
+      { name: 'render', ref: 'c', dependsOn: ['p'], onParentFailure: 'cancel' },
+    ]);
+    await q.cancel('fetch-data', ids.p!);
+    expect((await q.getJobById('render', ids.c!))!.state).toBe('cancelled');
+  });
+
+  it('a cycle, an unknown ref or a duplicate ref is refused, and nothing is inserted', async () => {
+    const before = await count();
+    await expect(q.flow([{ name: 'render', ref: 'x', dependsOn: ['y'] }, { name: 'render', ref: 'y', dependsOn: ['x'] }])).rejects.toThrow('refs that do not form a cycle');
+    await expect(q.flow([{ name: 'render', ref: 'x', dependsOn: ['nope'] }])).rejects.toThrow(InvalidOptionError);
+    await expect(q.flow([{ name: 'render', ref: 'x' }, { name: 'render', ref: 'x' }])).rejects.toThrow('jobs[1].ref must be a ref no other job of the flow uses');
+    await expect(q.flow([{ name: 'render', ref: 'x' }, { name: 'missing-queue', ref: 'y', dependsOn: ['x'] }])).rejects.toThrow('queue "missing-queue" does not exist');
+    expect(await count()).toBe(before);
+  });
+
+  it('workers run a chain in order, the child woken by NOTIFY when its parent completes', async () => {
+    const w = f.create({ supervise: false });
+    const order: string[] = [];
+    await w.createQueue('chain.a');
+    await w.createQueue('chain.b');
+    await w.work('chain.a', { pollingIntervalSeconds: 3600 }, async () => void order.push('a'));
+    await w.work('chain.b', { pollingIntervalSeconds: 3600 }, async () => void order.push('b'));
+    // Let both loops go idle first (an empty claim each), so only a NOTIFY can wake them.
+    await until(async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`))[0]!.n > 0, 'listening');
+    const ids = await w.flow([
+      { name: 'chain.a', ref: 'a' },
+      { name: 'chain.b', ref: 'b', dependsOn: ['a'] },
+    ]);
+    await until(async () => (await w.getJobById('chain.b', ids.b!))!.state === 'completed', 'the child completed');
+    expect(order).toEqual(['a', 'b']);
+    await w.stopWorkers();
+  });
+});
