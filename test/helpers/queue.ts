@@ -16,9 +16,12 @@ export function queueFixture(prefix: string) {
     schema,
     pool,
     logger,
-    /** A new engine on this file's schema; closed by cleanup. */
+    /**
+     * A new engine on this file's schema; closed by cleanup. Pools are small: the files run in parallel
+     * against one server, whose max_connections (100 on the machine's PostgreSQL) they share.
+     */
     create(options: Partial<QueueModuleOptions> = {}): PgQueue {
-      const q = new PgQueue({ connectionString: testUrl(), schema, logger, ...options });
+      const q = new PgQueue({ connectionString: testUrl(), schema, logger, poolSize: 3, ...options });
       made.push(q);
       return q;
     },
