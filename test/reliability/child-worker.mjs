@@ -34,7 +34,7 @@ const logger = {
 };
 
 // The ledger has its own connections, so the engine's pool is exactly what a user's app would have.
-const ledger = new pg.Pool({ connectionString: url, max: Math.max(2, Math.min(work.concurrency ?? 1, 8)) });
+const ledger = new pg.Pool({ connectionString: url, max: Math.max(2, Math.min(work.concurrency ?? 1, 4)) });
 ledger.on('error', (err) => logger.warn(`ledger pool: ${err.message}`));
 
 // One statement: the attempt as the jobs table sees it while the handler runs (claim_count and the
