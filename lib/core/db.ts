@@ -83,3 +83,19 @@ export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
   };
   return client;
 }
+
+/** Runs `fn` in a transaction on a client of its own: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await checkout(pool);
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

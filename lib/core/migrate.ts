@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import type { QueueLogger } from './types.js';
 import * as sql from './sql/migrate.js';
-import { checkout } from './db.js';
+import { inTransaction } from './db.js';
 
 /** What `migrate` did: the version found and the version left installed. */
 export interface MigrationResult {
@@ -19,9 +19,7 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * others then find the version recorded and do nothing. A failure rolls back every step.
  */
 export async function migrate(pool: pg.Pool, schema: string, schemaIdent: string, log?: QueueLogger): Promise<MigrationResult> {
-  const client = await checkout(pool);
-  try {
-    await client.query('BEGIN');
+  const result = await inTransaction(pool, async (client) => {
     await client.query(sql.lockMigrations, [schema]);
     await client.query(sql.createSchema(schemaIdent));
     await client.query(sql.createMigrationsTable(schemaIdent));
@@ -33,14 +31,9 @@ export async function migrate(pool: pg.Pool, schema: string, schemaIdent: string
       await client.query(sql.recordMigration(schemaIdent), [m.version, m.name]);
       to = m.version;
     }
-    await client.query('COMMIT');
-    if (to !== from) log?.log(`schema ${schema} migrated from version ${from} to ${to}`);
-    if (from > LATEST_VERSION) log?.warn(`schema ${schema} is at version ${from}, newer than this code (${LATEST_VERSION})`);
     return { from, to };
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
+  if (result.to !== result.from) log?.log(`schema ${schema} migrated from version ${result.from} to ${result.to}`);
+  if (result.from > LATEST_VERSION) log?.warn(`schema ${schema} is at version ${result.from}, newer than this code (${LATEST_VERSION})`);
+  return result;
 }

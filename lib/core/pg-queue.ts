@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { callerExecutor, checkout, drizzlePool, pgExecutor, type Executor } from './db.js';
+import { callerExecutor, checkout, drizzlePool, inTransaction, pgExecutor, type Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
@@ -128,10 +128,8 @@ export class PgQueue extends EventEmitter {
    */
   async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number }> {
     const pool = await this.ownedPool();
-    const client = await checkout(pool);
-    let reaped = 0;
-    try {
-      await client.query('BEGIN');
+    const result = await inTransaction(pool, async (client) => {
+      let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(this.statements.tryMaintenanceLock, [this.config.schema])).rows;
       const due = lock!.locked && (options.force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
       if (due) {
@@ -142,15 +140,10 @@ export class PgQueue extends EventEmitter {
           if (rows.length < batch) break;
         }
       }
-      await client.query('COMMIT');
-      if (reaped > 0) this.warning(`${reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
       return { ran: due, reaped };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
+    if (result.reaped > 0) this.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
+    return result;
   }
 
   private async db(): Promise<Executor> {
@@ -215,21 +208,13 @@ export class PgQueue extends EventEmitter {
 
   /** The queue row and its own partition, in one transaction: neither exists without the other. */
   private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
-    const client = await checkout(await this.ownedPool());
-    try {
-      await client.query('BEGIN');
+    return inTransaction(await this.ownedPool(), async (client) => {
       // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
       await client.query(this.statements.setDdlLockTimeout);
       const [row] = (await client.query<QueueRow & { created: boolean }>(this.statements.createQueue, values)).rows;
       if (row?.created) await client.query(this.statements.createQueuePartition, [name]);
-      await client.query('COMMIT');
       return row;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Changes a queue's settings (not `policy` or `partition`); `null` clears `deadLetter`, `retryDelayMax`, `heartbeatSeconds`. */
@@ -269,22 +254,15 @@ export class PgQueue extends EventEmitter {
     if (users.length > 0) {
       throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
     }
-    const client = await checkout(pool);
-    try {
-      await client.query('BEGIN');
+    const deleted = await inTransaction(pool, async (client) => {
       await client.query(this.statements.setDdlLockTimeout);
       await client.query(this.statements.deleteQueueJobs, [name]);
-      const deleted = await client.query(this.statements.deleteQueue, [name]);
+      const { rowCount } = await client.query(this.statements.deleteQueue, [name]);
       await client.query(this.statements.dropQueuePartition, [name]);
-      await client.query('COMMIT');
-      this.profiles.delete(name);
-      if (deleted.rowCount === 0) throw new QueueNotFoundError(name);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+      return rowCount;
+    });
+    this.profiles.delete(name);
+    if (deleted === 0) throw new QueueNotFoundError(name);
   }
 
   /** Deletes the queue's waiting jobs (created, retry); returns how many. */
@@ -513,18 +491,7 @@ export class PgQueue extends EventEmitter {
       return ids;
     };
     if (opts.db) return run(callerExecutor(opts.db));
-    const client = await checkout(await this.ownedPool());
-    try {
-      await client.query('BEGIN');
-      const ids = await run(pgExecutor(client));
-      await client.query('COMMIT');
-      return ids;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    return inTransaction(await this.ownedPool(), (client) => run(pgExecutor(client)));
   }
 
   // ---- working by hand ----
