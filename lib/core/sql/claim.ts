@@ -1,4 +1,12 @@
 /**
+ * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5. It matches
+ * the predicate of jobs_ready_idx (state < 'active'), so every claim walks that index.
+ */
+const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
+    AND ($4::int IS NULL OR j.priority >= $4::int)
+    AND ($5::int IS NULL OR j.priority <= $5::int)`;
+
+/**
  * Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt).
  * The claims read statement_timestamp(), not now(): a limited claim runs in a transaction that first
  * waits for the queue's lock, and now() would be the time that wait began.
@@ -30,9 +38,7 @@ export const claimJobs = (s: string) => `
 WITH next AS MATERIALIZED (
   SELECT j.queue, j.id
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
-    AND ($4::int IS NULL OR j.priority >= $4::int)
-    AND ($5::int IS NULL OR j.priority <= $5::int)
+  WHERE ${READY}
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -52,9 +58,7 @@ export const claimJobsOnePerKey = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.priority, j.start_after, j.singleton_key
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
-    AND ($4::int IS NULL OR j.priority >= $4::int)
-    AND ($5::int IS NULL OR j.priority <= $5::int)
+  WHERE ${READY}
     AND NOT EXISTS (
       SELECT 1 FROM ${s}.jobs a
       WHERE a.queue = j.queue AND a.state = 'active' AND a.policy = j.policy
@@ -101,9 +105,7 @@ export const claimJobsKeyFifo = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.state, j.singleton_key, j.priority, j.start_after
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
-    AND ($4::int IS NULL OR j.priority >= $4::int)
-    AND ($5::int IS NULL OR j.priority <= $5::int)
+  WHERE ${READY}
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 16
 ), next AS MATERIALIZED (
@@ -173,9 +175,7 @@ export const claimJobsGrouped = (s: string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
   FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
-    AND ($4::int IS NULL OR j.priority >= $4::int)
-    AND ($5::int IS NULL OR j.priority <= $5::int)
+  WHERE ${READY}
     -- a group already at its limit is passed over here, so its backlog never fills the window
     AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
       OR (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
