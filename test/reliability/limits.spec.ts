@@ -152,6 +152,8 @@ describe('limited claims under contention', () => {
       return new Promise(() => undefined); // the busy group's one slot stays taken
     });
     await until(() => done.length === 5, 'the quiet group ran while the busy group was at its limit', 10_000);
+    // A handler's return is written a moment later: wait for the five completions, then count.
+    await until(async () => (await stateCounts(f.pool, f.schema, 'lim.starve')).completed === 5, 'the quiet group completed', 10_000);
     expect((await stateCounts(f.pool, f.schema, 'lim.starve')).active).toBe(1);
     await w.stopWorkers();
   });
