@@ -220,6 +220,44 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
   return { promise, cancel: () => clearTimeout(timer) };
 }
 
+/** Most attempts one settle statement writes. */
+const SETTLE_BATCH_MAX = 500;
+
+interface Outcome {
+  entry: Running;
+  output: string | null;
+  failure: FailureInfo | null;
+}
+
+/**
+ * Group commit for results: the first outcome is written at once; outcomes that arrive while a write is in
+ * flight wait for it and go together in the next statement. An idle worker adds no latency, and a busy one
+ * writes many results per round trip. `write` never throws.
+ */
+class OutcomeBatcher {
+  private pending: (Outcome & { resolve: () => void })[] = [];
+  private writing = false;
+
+  constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
+
+  add(outcome: Outcome): Promise<void> {
+    return new Promise((resolve) => {
+      this.pending.push({ ...outcome, resolve });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.writing = true;
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
+      await this.write(batch);
+      for (const o of batch) o.resolve();
+    }
+    this.writing = false;
+  }
+}
+
 /**
  * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
  * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, or the
@@ -238,6 +276,8 @@ export class Worker {
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatAt = Infinity;
   private beating: Promise<void> | null = null;
+  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
+  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -265,7 +305,7 @@ export class Worker {
   private async run(): Promise<void> {
     let errorDelayMs = 0;
     while (!this.stopping) {
-      const free = this.options.concurrency - this.running.size;
+      const free = this.freeSlots();
       if (free <= 0) {
         await this.sleep(null, false);
         continue;
@@ -290,6 +330,24 @@ export class Worker {
       for (const row of rows) this.execute(row);
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
     }
+  }
+
+  /**
+   * Slots for new jobs: a handler holds its slot until it returns, not while its result is written (that
+   * result goes out with others in one statement). Results waiting to be written are bounded too: no
+   * more than `concurrency` of them, so a slow database slows the claims down.
+   */
+  private freeSlots(): number {
+    let handling = 0;
+    for (const r of this.running.values()) if (!r.settling) handling++;
+    const { concurrency } = this.options;
+    return Math.min(concurrency - handling, 2 * concurrency - this.running.size);
+  }
+
+  /** The handler returned: its slot is free while its result is written. */
+  private markSettling(entry: Running): void {
+    entry.settling = true;
+    if (!this.waitingForWork) this.wakeUp?.();
   }
 
   /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
@@ -358,7 +416,7 @@ export class Worker {
       await this.closeTransaction(tx, false);
       return;
     }
-    entry.settling = true;
+    this.markSettling(entry);
     if (tx && !failure) {
       // The completion joins the handler's transaction: both commit, or neither does.
       try {
@@ -388,7 +446,7 @@ export class Worker {
       return client;
     } catch (err) {
       client?.release(err as Error);
-      entry.settling = true;
+      this.markSettling(entry);
       await this.settle(entry, null, describeFailure(err, entry.row.retry_count));
       return null;
     }
@@ -412,40 +470,61 @@ export class Worker {
   }
 
   /**
-   * Writes an attempt's outcome through the pool: complete, fail, or (a throw during shutdown) hand back.
-   * The write is fenced, so it is retried a few times when the database is briefly unreachable, instead of
-   * leaving the job active until its lease runs out and running it again.
+   * Writes an attempt's outcome: complete or fail, batched with the worker's other outcomes (see
+   * OutcomeBatcher), or, for a throw during shutdown, hand the job back.
    */
   private async settle(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
-    const { row } = entry;
+    if (failure && entry.stopRequested) {
+      // The handler gave up because we are shutting down: that is not the job's failure.
+      await this.retrying(`handing back job ${entry.row.id} of queue "${this.queue}"`, async () => {
+        if ((await this.release([entry])).length === 0) this.stale(entry.row);
+      });
+      return;
+    }
+    await (failure ? this.failures : this.completions).add({ entry, output, failure });
+  }
+
+  /**
+   * Writes a batch of outcomes in one fenced statement. An attempt the statement did not change was no
+   * longer held by this worker: its result is discarded and counted.
+   */
+  private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
     const { exec, statements, channel } = this.ctx;
+    const ids = batch.map((o) => o.entry.row.id);
+    const claims = batch.map((o) => o.entry.row.claim_count);
+    const anyRetryCount = batch.map(() => null);
+    await this.retrying(`settling ${batch.length} job(s) of queue "${this.queue}"`, async () => {
+      const settled = failed
+        ? await exec.query<{ id: string; claim_count: number }>(statements.failJobs, [
+            this.queue,
+            ids,
+            anyRetryCount,
+            batch.map((o) => JSON.stringify(o.failure!.error)),
+            batch.map((o) => o.failure!.permanent),
+            batch.map((o) => o.failure!.retryAfterSeconds),
+            this.id,
+            claims,
+            channel,
+          ])
+        : await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, batch.map((o) => o.output), this.id, claims, channel]);
+      const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
+      for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
+    });
+  }
+
+  /**
+   * Runs a fenced write, retrying it a few times when the database is briefly unreachable instead of
+   * leaving the jobs active until their lease runs out and running them again. Never throws.
+   */
+  private async retrying(what: string, write: () => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        let settled: unknown[];
-        if (failure && entry.stopRequested) {
-          // The handler gave up because we are shutting down: that is not the job's failure.
-          settled = await this.release([entry]);
-        } else if (failure) {
-          settled = await exec.query(statements.failJobs, [
-            this.queue,
-            [row.id],
-            [null],
-            [JSON.stringify(failure.error)],
-            [failure.permanent],
-            [failure.retryAfterSeconds],
-            this.id,
-            [row.claim_count],
-            channel,
-          ]);
-        } else {
-          settled = await exec.query(statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], channel]);
-        }
-        if (settled.length === 0) this.stale(row);
+        await write();
         return;
       } catch (err) {
         if (attempt >= SETTLE_ATTEMPTS) {
-          // The job stays active under its lease; when the lease runs out it goes back to the queue.
-          this.ctx.error(err, `settling job ${row.id} of queue "${this.queue}" (gave up after ${attempt} tries)`);
+          // The jobs stay active under their lease; when it runs out they go back to the queue.
+          this.ctx.error(err, `${what} (gave up after ${attempt} tries)`);
           return;
         }
         await delay(100 * 2 ** attempt).promise;

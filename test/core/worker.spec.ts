@@ -106,6 +106,32 @@ describe('worker loop', () => {
   });
 });
 
+describe('results written together', () => {
+  it('each result in a batch goes to its own job and is fenced on its own: a stale one is discarded, the others complete', async () => {
+    const q = f.create();
+    await q.createQueue('w.batch');
+    const release = deferred();
+    const started: string[] = [];
+    await q.work('w.batch', { concurrency: 10, pollingIntervalSeconds: 0.1 }, async (job) => {
+      started.push(job.id);
+      await release.promise;
+      return { ranAs: job.id };
+    });
+    const ids = await q.insert('w.batch', Array.from({ length: 10 }, (_, i) => ({ data: i })));
+    await until(() => started.length === 10, 'ten handlers running');
+    // Taken away and put back while its handler runs: that handler's result must be refused.
+    const victim = ids[3]!;
+    await q.cancel('w.batch', victim);
+    await q.resume('w.batch', victim);
+    release.resolve(); // all ten return in the same tick, so their results are written together
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.batch')).completed === 10, 'all ten completed');
+    expect(q.counters.staleResults).toBe(1);
+    expect(started.filter((id) => id === victim)).toHaveLength(2);
+    for (const id of ids) expect((await q.getJobById('w.batch', id))!.output).toEqual({ ranAs: id });
+    await q.offWork('w.batch');
+  });
+});
+
 describe('stopping workers', () => {
   it('waits for in-flight handlers that finish within the timeout', async () => {
     const q = f.create({ shutdownTimeoutMs: 10_000 });

@@ -23,7 +23,7 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
 
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.created_on,
-  j.retry_count, j.output, j.dead_letter, j.source_root_id`;
+  j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id`;
 
 /**
  * A CTE that copies each row of `from` that failed for good and names a dead-letter queue into that

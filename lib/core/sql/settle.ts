@@ -27,10 +27,10 @@ WHERE j.queue = $1 AND j.id = u.id AND j.state = 'active'
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text)
-RETURNING j.queue, j.id
+RETURNING j.queue, j.id, j.claim_count
 ), ${RELEASE_CHILDREN(s, 'done')}
 -- n.woke is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT done.id::text, n.woke
+SELECT done.id::text, done.claim_count, n.woke
 FROM done
 LEFT JOIN LATERAL (
   SELECT count(pg_notify($7, r.queue)) AS woke FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r
@@ -78,7 +78,7 @@ WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}
 -- n.notified is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT failed.id::text, failed.state::text, n.notified
+SELECT failed.id::text, failed.claim_count, failed.state::text, n.notified
 FROM failed
 LEFT JOIN LATERAL (
   SELECT pg_notify($9, failed.queue)::text AS notified WHERE failed.state = 'retry' AND failed.start_after <= now()
