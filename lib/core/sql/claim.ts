@@ -10,8 +10,12 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt).
  * The claims read statement_timestamp(), not now(): a limited claim runs in a transaction that first
  * waits for the queue's lock, and now() would be the time that wait began.
+ *
+ * With `byTid`, `next` carries each row's ctid (`tid`) from the pick that locked it, and the update finds
+ * the row by that (a Tid Scan) instead of probing the primary key again: a locked row cannot move. The
+ * claim of 200 rows took 3.3 ms this way against 7.8 ms through the key (bench in the commit message).
  */
-const CLAIM_UPDATE = (s: string) => `
+const CLAIM_UPDATE = (s: string, byTid = false) => `
 UPDATE ${s}.jobs j SET
   state = 'active',
   claim_count = j.claim_count + 1,
@@ -20,7 +24,7 @@ UPDATE ${s}.jobs j SET
   lease_until = statement_timestamp() + j.expire_seconds * interval '1 second',
   heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 FROM next
-WHERE j.queue = next.queue AND j.id = next.id
+WHERE ${byTid ? 'j.queue = $1 AND j.ctid = next.tid AND j.id = next.id' : 'j.queue = next.queue AND j.id = next.id'}
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   j.created_on, j.started_on, j.start_after, j.expire_seconds, j.heartbeat_seconds`;
 
@@ -36,13 +40,13 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
  */
 export const claimJobs = (s: string) => `
 WITH next AS MATERIALIZED (
-  SELECT j.queue, j.id
+  SELECT j.queue, j.id, j.ctid AS tid
   FROM ${s}.jobs j
   WHERE ${READY}
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
-)${CLAIM_UPDATE(s)}`;
+)${CLAIM_UPDATE(s, true)}`;
 
 /**
  * The claim for queues whose policy allows one active job per key (singleton, stately): the same pick,
@@ -56,7 +60,7 @@ WITH next AS MATERIALIZED (
  */
 export const claimJobsOnePerKey = (s: string) => `
 WITH candidates AS MATERIALIZED (
-  SELECT j.queue, j.id, j.priority, j.start_after, j.singleton_key
+  SELECT j.queue, j.id, j.ctid AS tid, j.priority, j.start_after, j.singleton_key
   FROM ${s}.jobs j
   WHERE ${READY}
     AND NOT EXISTS (
@@ -67,14 +71,14 @@ WITH candidates AS MATERIALIZED (
   LIMIT $2 * 4
   FOR UPDATE SKIP LOCKED
 ), next AS MATERIALIZED (
-  SELECT d.queue, d.id FROM (
-    SELECT DISTINCT ON (c.singleton_key) c.queue, c.id, c.priority, c.start_after
+  SELECT d.queue, d.id, d.tid FROM (
+    SELECT DISTINCT ON (c.singleton_key) c.queue, c.id, c.tid, c.priority, c.start_after
     FROM candidates c
     ORDER BY c.singleton_key, c.priority DESC, c.start_after, c.id
   ) d
   ORDER BY d.priority DESC, d.start_after, d.id
   LIMIT $2
-)${CLAIM_UPDATE(s)}`;
+)${CLAIM_UPDATE(s, true)}`;
 
 /** The probes that say a key_strict_fifo candidate `c` is its key's head and its key is free. */
 const FIFO_HEAD = (s: string, c: string) => `NOT EXISTS (
@@ -189,11 +193,11 @@ WITH candidates AS MATERIALIZED (
     coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = c.group_tier), $6::int) AS lim
   FROM candidates c
 ), next AS MATERIALIZED (
-  SELECT j.queue, j.id
+  SELECT j.queue, j.id, j.ctid AS tid
   FROM ranked r
   JOIN ${s}.jobs j ON j.queue = r.queue AND j.id = r.id
   WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
-)${CLAIM_UPDATE(s)}`;
+)${CLAIM_UPDATE(s, true)}`;
