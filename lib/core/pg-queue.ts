@@ -35,6 +35,9 @@ export interface FetchOptions {
   maxPriority?: number;
 }
 
+/** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
+const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
+
 const consoleLogger: QueueLogger = {
   log: (m) => console.log(`[pgqueue] ${m}`),
   warn: (m) => console.warn(`[pgqueue] ${m}`),
@@ -397,7 +400,8 @@ export class PgQueue extends EventEmitter {
 
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
     await this.start();
-    if ((await this.profileOf(exec, name)).policy === 'key_strict_fifo') {
+    const profile = await this.profileOf(exec, name);
+    if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
         if (job.singletonKey === undefined) {
           const field = jobs.length === 1 && data.length === 1 ? 'options.singletonKey' : `jobs[${i}].singletonKey`;
@@ -405,9 +409,11 @@ export class PgQueue extends EventEmitter {
         }
       });
     }
-    const col = <K extends keyof ParsedSendOptions>(key: K) => jobs.map((j) => j[key] ?? null);
-    const rows = await exec.query<{ id: string }>(
-      this.statements.insertJobs,
+    // A column no job sets goes as one null (unnest pads it), not as an array of nulls.
+    const col = <K extends keyof ParsedSendOptions>(key: K) => (jobs.some((j) => j[key] !== undefined) ? jobs.map((j) => j[key] ?? null) : null);
+    const mayConflict = !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
+    const insert = (text: string) => exec.query<{ id: string }>(
+      text,
       [
         name,
         data,
@@ -433,6 +439,20 @@ export class PgQueue extends EventEmitter {
         col('onParentFailure'),
       ],
     );
+    let rows: { id: string }[];
+    if (mayConflict) {
+      rows = await insert(this.statements.insertJobs);
+    } else {
+      try {
+        rows = await insert(this.statements.insertJobsUnchecked);
+      } catch (err) {
+        // The cached policy was out of date (the queue was deleted and created again with another policy).
+        // The refused statement wrote nothing; inside a caller's transaction the error must reach the caller.
+        if ((err as { code?: string }).code !== UNIQUE_VIOLATION || exec !== this.exec) throw err;
+        this.profiles.delete(name);
+        rows = await insert(this.statements.insertJobs);
+      }
+    }
     // The insert reads the queue's row: no row back means no such queue, or every job was refused.
     if (rows.length === 0) await this.assertQueueExists(exec, name);
     return rows.map((r) => r.id);

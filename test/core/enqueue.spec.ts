@@ -99,6 +99,28 @@ describe('insert', () => {
   it('an empty list inserts nothing', async () => {
     expect(await q.insert('mail', [])).toEqual([]);
   });
+
+  it('jobs that set only their data inherit every queue setting; a job that sets one option keeps it', async () => {
+    const ids = await q.insert('mail', [{ data: { n: 1 } }, { data: { n: 2 }, priority: 7, retryLimit: 0 }, {}]);
+    const rows = await f.sql<{ priority: number; retry_limit: number; retry_delay: number; data: unknown }>(
+      `SELECT priority, retry_limit, retry_delay, data FROM $schema.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [ids]);
+    expect(rows).toEqual([
+      { priority: 0, retry_limit: 4, retry_delay: 9, data: { n: 1 } },
+      { priority: 7, retry_limit: 0, retry_delay: 9, data: { n: 2 } },
+      { priority: 0, retry_limit: 4, retry_delay: 9, data: null },
+    ]);
+  });
+
+  it('a queue deleted and created again with another policy elsewhere: the policy still holds, no error', async () => {
+    const mine = f.create();
+    await mine.createQueue('recreated');
+    await mine.insert('recreated', [{}]); // this instance now knows the queue as standard
+    await q.deleteQueue('recreated');
+    await q.createQueue('recreated', { policy: 'short' });
+    // short: one queued job per key (no key is one key); the second is skipped, not an error
+    expect(await mine.insert('recreated', [{}, {}])).toHaveLength(1);
+    expect(await mine.send('recreated', {})).toBeNull();
+  });
 });
 
 describe('send inside the caller transaction', () => {
