@@ -84,4 +84,17 @@ describe('fetch (the claim)', () => {
     );
     expect(size!.ready * 10).toBeLessThan(size!.pkey);
   });
+
+  it('the engine prepares its claim once per connection and plans every run for its values, never generically', async () => {
+    const one = f.create({ poolSize: 1 }); // one connection: every statement below runs on it
+    await one.createQueue('prepared');
+    await one.insert('prepared', Array.from({ length: 12 }, () => ({})));
+    for (let i = 0; i < 12; i++) expect(await one.fetch('prepared')).toHaveLength(1);
+    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    // (this query is prepared too, and its text holds the pattern: it is left out by name)
+    const claims = await exec.query<{ generic_plans: number; custom_plans: number }>(
+      `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements
+       WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`);
+    expect(claims).toEqual([{ generic_plans: 0, custom_plans: 12 }]);
+  });
 });
