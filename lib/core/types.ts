@@ -187,7 +187,13 @@ export type JobRef = string | { id: string; retryCount: number };
 export interface WorkOptions {
   /** Handlers running at once in this process (default 1). */
   concurrency?: number;
-  /** Most jobs claimed by one fetch (default: `concurrency`). */
+  /**
+   * Most jobs claimed by one fetch (default: `concurrency`). Above `concurrency`, the worker claims ahead:
+   * jobs wait in the process for a slot (their lease runs from the claim), which keeps fast handlers busy
+   * between round trips. A job that waits longer than half its lease is handed back, as are all waiting
+   * jobs at shutdown, with no attempt counted. Not on queues with a concurrency or rate limit, nor with
+   * `groupConcurrency`.
+   */
   batchSize?: number;
   /** Fallback poll interval when no notification arrives, in seconds (default 2). */
   pollingIntervalSeconds?: number;

@@ -276,6 +276,15 @@ export class Worker {
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatAt = Infinity;
   private beating: Promise<void> | null = null;
+  /**
+   * Claimed jobs waiting for a slot: with batchSize above concurrency the worker claims ahead (a local
+   * prefetch), so a fast handler never waits for a round trip between batches. Their lease runs from the
+   * claim; one that waits too long is handed back (no attempt counted), and so are all of them at stop.
+   */
+  private readonly waiting: { row: ClaimedRow; claimedAt: number }[] = [];
+  private waitingTimer: NodeJS.Timeout | null = null;
+  /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
+  private aheadPaused = false;
   private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
   private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
@@ -306,7 +315,8 @@ export class Worker {
     let errorDelayMs = 0;
     while (!this.stopping) {
       const free = this.freeSlots();
-      if (free <= 0) {
+      // With jobs waiting locally there is no hurry: claim again once a good part of a batch fits.
+      if (free <= 0 || (this.waiting.length > 0 && free < Math.ceil(this.options.batchSize / 2))) {
         await this.sleep(null, false);
         continue;
       }
@@ -322,12 +332,14 @@ export class Worker {
         await this.sleep(errorDelayMs, false);
         continue;
       }
-      if (this.stopped) {
-        // stop() gave up waiting for this claim (the database was slow to answer): nobody would drain these.
+      if (this.stopping) {
+        // A claim that returns during shutdown starts nothing (and stop() may have given up waiting for it).
         await this.release(rows).catch((err) => this.ctx.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
-      for (const row of rows) this.execute(row);
+      const now = Date.now();
+      for (const row of rows) this.waiting.push({ row, claimedAt: now });
+      this.startWaiting();
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
     }
   }
@@ -338,16 +350,61 @@ export class Worker {
    * more than `concurrency` of them, so a slow database slows the claims down.
    */
   private freeSlots(): number {
-    let handling = 0;
-    for (const r of this.running.values()) if (!r.settling) handling++;
-    const { concurrency } = this.options;
-    return Math.min(concurrency - handling, 2 * concurrency - this.running.size);
+    const held = Math.max(this.options.concurrency, this.prefetch && !this.aheadPaused ? this.options.batchSize : 0);
+    return Math.min(held - this.handling() - this.waiting.length, 2 * held - this.running.size - this.waiting.length);
+  }
+
+  /** Claiming ahead is for queues without limits: a job waiting here would hold a limited slot idle. */
+  private get prefetch(): boolean {
+    return !this.ctx.profile.limited && !this.options.groupConcurrency;
+  }
+
+  private handling(): number {
+    let n = 0;
+    for (const r of this.running.values()) if (!r.settling) n++;
+    return n;
   }
 
   /** The handler returned: its slot is free while its result is written. */
   private markSettling(entry: Running): void {
     entry.settling = true;
+    this.aheadPaused = false;
+    this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
+  }
+
+  /** How long a claimed job may wait for a slot: half its lease (or heartbeat interval). */
+  private static waitLimitMs(row: ClaimedRow): number {
+    return (Math.min(row.expire_seconds, row.heartbeat_seconds ?? Infinity) * 1000) / 2;
+  }
+
+  /** Starts waiting jobs while slots are free; hands back those that waited too long. */
+  private startWaiting(): void {
+    if (this.stopping) return;
+    const now = Date.now();
+    const stale: ClaimedRow[] = [];
+    while (this.waiting.length > 0) {
+      const next = this.waiting[0]!;
+      if (now - next.claimedAt >= Worker.waitLimitMs(next.row)) {
+        stale.push(this.waiting.shift()!.row);
+        continue;
+      }
+      if (this.handling() >= this.options.concurrency) break;
+      this.waiting.shift();
+      this.execute(next.row, next.claimedAt);
+    }
+    if (stale.length > 0) {
+      this.aheadPaused = true;
+      void this.release(stale).catch((err) => this.ctx.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
+      if (!this.waitingForWork) this.wakeUp?.();
+    }
+    if (this.waitingTimer) clearTimeout(this.waitingTimer);
+    this.waitingTimer = null;
+    const oldest = this.waiting[0];
+    if (oldest) {
+      this.waitingTimer = setTimeout(() => this.startWaiting(), Math.max(0, oldest.claimedAt + Worker.waitLimitMs(oldest.row) - now));
+      this.waitingTimer.unref();
+    }
   }
 
   /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
@@ -367,16 +424,18 @@ export class Worker {
     });
   }
 
-  private execute(row: ClaimedRow): void {
+  private execute(row: ClaimedRow, claimedAt: number): void {
     const abort = new AbortController();
     const key = `${row.id}:${row.claim_count}`;
     const entry: Running = { key, row, abort, leaseTimer: undefined as unknown as NodeJS.Timeout, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
-    entry.leaseTimer = setTimeout(() => this.expire(entry), row.expire_seconds * 1000);
+    // The lease began at the claim, not when the job left the local queue.
+    entry.leaseTimer = setTimeout(() => this.expire(entry), row.expire_seconds * 1000 - (Date.now() - claimedAt));
     this.running.set(key, entry);
     if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
     entry.done = this.handle(entry).finally(() => {
       clearTimeout(entry.leaseTimer);
       if (this.running.get(key) === entry) this.running.delete(key);
+      this.startWaiting();
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
     });
@@ -394,6 +453,7 @@ export class Worker {
     entry.released = true;
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
     this.running.delete(entry.key);
+    this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
     const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
     void this.settle(entry, null, describeFailure(error, row.retry_count));
@@ -605,6 +665,13 @@ export class Worker {
     const claimWait = delay(timeoutMs);
     await Promise.race([this.loop, claimWait.promise]);
     claimWait.cancel();
+    // Jobs claimed ahead never started: they go back at once, no attempt counted.
+    if (this.waitingTimer) clearTimeout(this.waitingTimer);
+    this.waitingTimer = null;
+    const notStarted = this.waiting.splice(0).map((w) => w.row);
+    if (notStarted.length > 0) {
+      await this.release(notStarted).catch((err) => this.ctx.error(err, `handing back jobs of queue "${this.queue}" that had not started; they return when their lease runs out`));
+    }
     const settledAll = () => Promise.allSettled([...this.running.values()].map((r) => r.done));
     if (this.running.size > 0) {
       const timeout = delay(Math.max(0, deadline - Date.now()));

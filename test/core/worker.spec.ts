@@ -132,6 +132,64 @@ describe('results written together', () => {
   });
 });
 
+describe('claiming ahead (batchSize above concurrency)', () => {
+  it('claims a whole batch but never runs more handlers at once than its concurrency', async () => {
+    const q = f.create();
+    await q.createQueue('w.ahead');
+    let running = 0;
+    let peak = 0;
+    let done = 0;
+    await q.work('w.ahead', { concurrency: 2, batchSize: 10, pollingIntervalSeconds: 0.1 }, async () => {
+      peak = Math.max(peak, ++running);
+      await f.sql('SELECT pg_sleep(0.002)');
+      running--;
+      done++;
+    });
+    await q.insert('w.ahead', Array.from({ length: 30 }, (_, i) => ({ data: i })));
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead')).completed === 30, 'all completed');
+    expect(done).toBe(30);
+    expect(peak).toBe(2);
+    await q.offWork('w.ahead');
+  });
+
+  it('jobs claimed ahead that never started go back at stop at once, no attempt counted', async () => {
+    const q = f.create({ shutdownTimeoutMs: 100 });
+    await q.createQueue('w.ahead.stop');
+    const started: string[] = [];
+    await q.work('w.ahead.stop', { concurrency: 1, batchSize: 5, pollingIntervalSeconds: 0.1 }, (job) => {
+      started.push(job.id);
+      return new Promise(() => undefined); // holds the only slot
+    });
+    await q.insert('w.ahead.stop', Array.from({ length: 5 }, () => ({})));
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.stop')).active === 5, 'all five claimed by the one worker');
+    expect(started).toHaveLength(1);
+    await q.stopWorkers();
+    const rows = await f.sql<{ state: string; retry_count: number }>(`SELECT state::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.stop'`);
+    expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'created', retry_count: 0 })));
+  });
+
+  it('a job that waits for a slot longer than half its lease is handed back and runs later, no attempt counted', async () => {
+    const q = f.create();
+    await q.createQueue('w.ahead.wait', { expireInSeconds: 2 });
+    const slow = deferred();
+    const ran: string[] = [];
+    await q.work('w.ahead.wait', { concurrency: 1, batchSize: 3, pollingIntervalSeconds: 0.1 }, async (job) => {
+      ran.push(job.id);
+      if (ran.length === 1) await slow.promise;
+    });
+    const ids = await q.insert('w.ahead.wait', Array.from({ length: 3 }, () => ({})));
+    await until(() => ran.length === 1, 'the first job holds the slot');
+    const handedBack = async () => (await f.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'w.ahead.wait' AND state = 'created' AND claim_count = 1`))[0]!.n === 2;
+    await until(handedBack, 'the two waiting jobs handed back after a second', 5_000);
+    slow.resolve();
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.wait')).completed === 3, 'all three completed');
+    const rows = await f.sql<{ id: string; retry_count: number }>(`SELECT id::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.wait' ORDER BY id`);
+    expect(rows).toEqual(ids.map((id) => ({ id, retry_count: 0 })));
+    await q.offWork('w.ahead.wait');
+  });
+});
+
 describe('stopping workers', () => {
   it('waits for in-flight handlers that finish within the timeout', async () => {
     const q = f.create({ shutdownTimeoutMs: 10_000 });
