@@ -59,7 +59,7 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
   out.push('');
   out.push(`Command: \`${meta.command}\``);
   out.push('');
-  const repText = meta.reps > 1 ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them` : 'one repetition';
+  const repText = meta.reps > 1 ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them` : 'One repetition';
   out.push(`Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain, no-op handler, one worker process unless said otherwise.`);
   if (meta.note) out.push('', meta.note);
   out.push('');
