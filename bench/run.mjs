@@ -9,7 +9,7 @@
 // only): 127.0.0.1:6379 when it answers, else BullMQ on Redis is reported as skipped. Each (system,
 // workload, repetition) runs in a child process against a database of its own, created before and
 // dropped after; the child prints one JSON line. Progress goes to stderr; the report to stdout and --out.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, release } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -320,6 +320,7 @@ async function main() {
     const cpu = cpus();
     const meta = {
       command: commandLine(),
+      code: measuredCode(),
       date: new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC',
       durationMinutes: (Date.now() - started) / 60_000,
       reps,
@@ -343,6 +344,17 @@ async function main() {
     log(`written to ${relative(process.cwd(), outFile)}`);
   } finally {
     await cleanup();
+  }
+}
+
+/** Which pgqueue was measured: the commit, and whether lib/ or schema/ had uncommitted changes. */
+function measuredCode() {
+  try {
+    const git = (...a) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git('status', '--porcelain', '--', 'lib', 'schema') !== '';
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ', with uncommitted changes in lib/ or schema/' : ''}`;
+  } catch {
+    return 'not a git checkout';
   }
 }
 

@@ -57,7 +57,7 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
   const pgq = systems.find((s) => s.id === 'pgqueue');
   out.push('# Benchmark: pgqueue, its peers and a raw-SQL loop on one machine');
   out.push('');
-  out.push(`Command: \`${meta.command}\``);
+  out.push(`Command: \`${meta.command}\` (pgqueue at ${meta.code})`);
   out.push('');
   const repText = meta.reps > 1 ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them` : 'One repetition';
   out.push(`Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain, no-op handler, one worker process unless said otherwise.`);
