@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { callerExecutor, checkout, CUSTOM_PLANS, drizzlePool, inTransaction, pgExecutor, type Executor } from './db.js';
+import { callerExecutor, checkout, ENGINE_SESSION, drizzlePool, inTransaction, pgExecutor, type Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
@@ -102,8 +102,8 @@ export class PgQueue extends EventEmitter {
     const cfg = this.config;
     if (cfg.connectionString) {
       // allowExitOnIdle: idle connections never keep the process alive on their own.
-      // Its connections force custom plans, so the engine may prepare its statements on them.
-      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize, allowExitOnIdle: true, options: CUSTOM_PLANS });
+      // Its connections force custom plans and index walks (see ENGINE_SESSION): statements are prepared on them.
+      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize, allowExitOnIdle: true, options: ENGINE_SESSION });
       // An idle connection that the server drops must not crash the process; the next query reconnects.
       this.pool.on('error', (err) => {
         if (!this.closed) this.warning(`idle connection error: ${err.message}`);

@@ -97,4 +97,20 @@ describe('fetch (the claim)', () => {
        WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`);
     expect(claims).toEqual([{ generic_plans: 0, custom_plans: 12 }]);
   });
+
+  it('on a partition without statistics yet (a new queue), the claim walks the ready index in order instead of sorting the backlog', async () => {
+    const one = f.create({ poolSize: 1 });
+    await one.createQueue('fresh', { partition: true });
+    await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
+    const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
+    const [{ table }] = await exec.query<{ table: string }>(`SELECT "${f.schema}".queue_partition_name('fresh') AS table`);
+    const [{ analysed }] = await exec.query<{ analysed: boolean }>(
+      `SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [f.schema, table]);
+    expect(analysed).toBe(false);
+    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statements.claimJobs}`, ['fresh', 150, 'w', null, null]))
+      .map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/Index Scan using \S+_priority_start_after_id_idx/);
+    expect(plan).not.toMatch(/Bitmap|Sort/);
+  });
 });
