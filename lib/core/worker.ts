@@ -230,9 +230,10 @@ interface Outcome {
 }
 
 /**
- * Group commit for results: the first outcome is written at once; outcomes that arrive while a write is in
- * flight wait for it and go together in the next statement. An idle worker adds no latency, and a busy one
- * writes many results per round trip. `write` never throws.
+ * Group commit for results: outcomes of handlers that return in the same turn of the event loop go out
+ * together (the write starts on setImmediate), and outcomes that arrive while a write is in flight wait for
+ * it and go together in the next statement. An idle worker adds no round trip, and a busy one writes many
+ * results per statement. `write` never throws.
  */
 class OutcomeBatcher {
   private pending: (Outcome & { resolve: () => void })[] = [];
@@ -243,12 +244,14 @@ class OutcomeBatcher {
   add(outcome: Outcome): Promise<void> {
     return new Promise((resolve) => {
       this.pending.push({ ...outcome, resolve });
-      if (!this.writing) void this.flush();
+      if (!this.writing) {
+        this.writing = true;
+        setImmediate(() => void this.flush());
+      }
     });
   }
 
   private async flush(): Promise<void> {
-    this.writing = true;
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
       await this.write(batch);
@@ -383,14 +386,16 @@ export class Worker {
     if (this.stopping) return;
     const now = Date.now();
     const stale: ClaimedRow[] = [];
+    let handling = this.handling();
     while (this.waiting.length > 0) {
       const next = this.waiting[0]!;
       if (now - next.claimedAt >= Worker.waitLimitMs(next.row)) {
         stale.push(this.waiting.shift()!.row);
         continue;
       }
-      if (this.handling() >= this.options.concurrency) break;
+      if (handling >= this.options.concurrency) break;
       this.waiting.shift();
+      handling++;
       this.execute(next.row, next.claimedAt);
     }
     if (stale.length > 0) {
