@@ -17,7 +17,7 @@ import {
 import { buildStatements, type Statements } from './sql/index.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
+import { claimJobs, describeFailure, LazyAbort, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
@@ -530,7 +530,7 @@ export class PgQueue extends EventEmitter {
     const ctx = { exec, statements: this.statements, connect: () => checkout(pool), schema: this.config.schema };
     const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, { minPriority, maxPriority });
     return rows.map((row) =>
-      toJob<T>(row, new AbortController().signal, async () => {
+      toJob<T>(row, new LazyAbort(), async () => {
         await exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
       }),
     );

@@ -147,7 +147,7 @@ async function claimWith(
 }
 
 /** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
-export function toJob<T>(row: ClaimedRow, signal: AbortSignal, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
+export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
   return {
     ...(db ? { db } : {}),
     id: row.id,
@@ -161,9 +161,37 @@ export function toJob<T>(row: ClaimedRow, signal: AbortSignal, heartbeat: () => 
     startedOn: row.started_on,
     expireInSeconds: row.expire_seconds,
     heartbeatSeconds: row.heartbeat_seconds,
-    signal,
+    get signal() {
+      return abort.signal;
+    },
     heartbeat,
   };
+}
+
+/**
+ * A job's abort signal, made only when its handler reads `job.signal` (most never do: an AbortController
+ * per job was the largest cost in Node of draining no-op jobs). Aborting before that makes the signal
+ * aborted from the start.
+ */
+export class LazyAbort {
+  private controller: AbortController | null = null;
+  private reason: unknown;
+  aborted = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
 }
 
 /** What a failed attempt stores, and how it asks to be retried. */
@@ -196,7 +224,9 @@ interface Running {
   /** `id:claim_count`: one attempt. The same job may be re-claimed while a stale attempt still runs. */
   key: string;
   row: ClaimedRow;
-  abort: AbortController;
+  abort: LazyAbort;
+  /** The handler holds a slot: it has not returned, been cut off or been handed back. */
+  busy: boolean;
   /** Aborts the handler when its lease (expireInSeconds) runs out. */
   leaseTimer: NodeJS.Timeout;
   /** Shutdown asked this handler to stop: if it throws now, the job is handed back, not failed. */
@@ -288,6 +318,8 @@ export class Worker {
   private waitingTimer: NodeJS.Timeout | null = null;
   /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
   private aheadPaused = false;
+  /** Handlers holding a slot (see Running.busy). */
+  private busyCount = 0;
   private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
   private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
@@ -363,14 +395,20 @@ export class Worker {
   }
 
   private handling(): number {
-    let n = 0;
-    for (const r of this.running.values()) if (!r.settling) n++;
-    return n;
+    return this.busyCount;
+  }
+
+  /** The entry's handler no longer holds a slot (returned, cut off, handed back): counted once. */
+  private unbusy(entry: Running): void {
+    if (!entry.busy) return;
+    entry.busy = false;
+    this.busyCount--;
   }
 
   /** The handler returned: its slot is free while its result is written. */
   private markSettling(entry: Running): void {
     entry.settling = true;
+    this.unbusy(entry);
     this.aheadPaused = false;
     this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
@@ -430,9 +468,10 @@ export class Worker {
   }
 
   private execute(row: ClaimedRow, claimedAt: number): void {
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     const key = `${row.id}:${row.claim_count}`;
-    const entry: Running = { key, row, abort, leaseTimer: undefined as unknown as NodeJS.Timeout, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    const entry: Running = { key, row, abort, busy: true, leaseTimer: undefined as unknown as NodeJS.Timeout, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    this.busyCount++;
     // The lease began at the claim, not when the job left the local queue.
     entry.leaseTimer = setTimeout(() => this.expire(entry), row.expire_seconds * 1000 - (Date.now() - claimedAt));
     this.running.set(key, entry);
@@ -440,6 +479,7 @@ export class Worker {
     entry.done = this.handle(entry).finally(() => {
       clearTimeout(entry.leaseTimer);
       if (this.running.get(key) === entry) this.running.delete(key);
+      this.unbusy(entry);
       this.startWaiting();
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
@@ -458,6 +498,7 @@ export class Worker {
     entry.released = true;
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
     this.running.delete(entry.key);
+    this.unbusy(entry);
     this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
     const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
@@ -468,7 +509,7 @@ export class Worker {
     const { row } = entry;
     const tx = this.options.transactional ? await this.openTransaction(entry) : null;
     if (this.options.transactional && !tx) return;
-    const job = toJob(row, entry.abort.signal, () => this.heartbeat(entry), tx ?? undefined);
+    const job = toJob(row, entry.abort, () => this.heartbeat(entry), tx ?? undefined);
     let output: string | null = null;
     let failure: FailureInfo | null = null;
     try {
@@ -641,7 +682,7 @@ export class Worker {
 
   private async heartbeat(entry: Running): Promise<void> {
     const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.claim_count], this.id]);
-    if (rows.length === 0 && !entry.abort.signal.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
+    if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
   /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers. */
@@ -698,6 +739,7 @@ export class Worker {
         r.released = true;
         clearTimeout(r.leaseTimer);
         this.running.delete(r.key);
+        this.unbusy(r);
       }
       try {
         const released = await this.release(unfinished);

@@ -103,9 +103,9 @@ describe('fetch (the claim)', () => {
     await one.createQueue('fresh', { partition: true });
     await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
-    const [{ table }] = await exec.query<{ table: string }>(`SELECT "${f.schema}".queue_partition_name('fresh') AS table`);
-    const [{ analysed }] = await exec.query<{ analysed: boolean }>(
-      `SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [f.schema, table]);
+    const [{ table }] = (await exec.query<{ table: string }>(`SELECT "${f.schema}".queue_partition_name('fresh') AS table`)) as [{ table: string }];
+    const [{ analysed }] = (await exec.query<{ analysed: boolean }>(
+      `SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [f.schema, table])) as [{ analysed: boolean }];
     expect(analysed).toBe(false);
     const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
     const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statements.claimJobs}`, ['fresh', 150, 'w', null, null]))
