@@ -1,4 +1,5 @@
 import type { Job } from '../../lib/core/types.js';
+import { LazyAbort } from '../../lib/core/worker.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
@@ -103,6 +104,26 @@ describe('worker loop', () => {
     await until(() => f.logger.lines.some((l) => l.level === 'warn' && l.message.includes(`job ${id} `)), 'discard warning');
     expect(await q.getJobById('w.stale', id)).toMatchObject({ state: 'cancelled', output: null });
     await q.offWork('w.stale');
+  });
+});
+
+describe("a job's signal", () => {
+  it('read after the job was aborted, it is aborted already, with the reason', () => {
+    const lazy = new LazyAbort();
+    const reason = new Error('taken away');
+    lazy.abort(reason);
+    expect(lazy.signal.aborted).toBe(true);
+    expect(lazy.signal.reason).toBe(reason);
+  });
+
+  it('read before, it is aborted later, once', () => {
+    const lazy = new LazyAbort();
+    const { signal } = lazy;
+    const seen: unknown[] = [];
+    signal.addEventListener('abort', () => seen.push(signal.reason));
+    lazy.abort('first');
+    lazy.abort('second');
+    expect(seen).toEqual(['first']);
   });
 });
 
