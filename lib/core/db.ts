@@ -22,8 +22,11 @@ interface PgQueryable {
  *   analysed it) is estimated at a few rows, and the planner reads the whole backlog through a bitmap
  *   scan and sorts it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
  *   1.3-2.0 ms walking the index (EXPLAIN ANALYZE, machine PG15).
+ * - default_transaction_isolation: every statement of the engine assumes READ COMMITTED (a limited claim
+ *   counts what committed before it; key_strict_fifo's triggers look at a fresh snapshot), whatever the
+ *   server's default is.
  */
-export const ENGINE_SESSION = '-c plan_cache_mode=force_custom_plan -c enable_bitmapscan=off';
+export const ENGINE_SESSION = '-c plan_cache_mode=force_custom_plan -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
 
 const statementNames = new Map<string, string>();
 
