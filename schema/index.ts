@@ -7,7 +7,7 @@
  * The schema name is configurable, so the tables come from a factory: `createQueueSchema('myschema')`.
  */
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
   const schema = pgSchema(name);
@@ -82,6 +82,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       sourceRetryCount: integer('source_retry_count'),
       sourceOutput: jsonb('source_output'),
       sourceRootId: bigint('source_root_id', { mode: 'bigint' }),
+      // key_strict_fifo: > 0 while the queued job waits behind an earlier job of its key (kept by triggers; migration 2)
+      fifoWait: smallint('fifo_wait').notNull().default(0),
     },
     (t) => [
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
@@ -95,6 +97,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       uniqueIndex('jobs_exclusive_key').on(t.queue, t.singletonKey).where(sql`state <= 'active' AND policy = 'exclusive'`),
       uniqueIndex('jobs_fifo_active_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'key_strict_fifo'`),
       uniqueIndex('jobs_fifo_blocking_idx').on(t.queue, t.singletonKey).where(sql`state = ANY (ARRAY['retry', 'active', 'failed']) AND policy = 'key_strict_fifo'`),
+      index('jobs_fifo_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active' AND fifo_wait = 0 AND policy = 'key_strict_fifo'`),
       index('jobs_fifo_created_idx').on(t.queue, t.singletonKey, t.id).where(sql`state = 'created' AND policy = 'key_strict_fifo'`),
       index('jobs_group_active_idx').on(t.queue, t.groupId).where(sql`state = 'active' AND group_id IS NOT NULL`),
       uniqueIndex('jobs_dedupe_key').on(t.queue, t.dedupeKey).where(sql`state <= 'active' AND dedupe_key IS NOT NULL`),

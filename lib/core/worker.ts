@@ -136,9 +136,8 @@ async function claimWith(
     const tiers = Object.entries(filter.groups.tiers);
     rows = await claim(statements.claimJobsGrouped, limit, [filter.groups.default, tiers.map(([t]) => t), tiers.map(([, n]) => n)]);
   } else if (policy === 'key_strict_fifo') {
+    // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
     rows = await claim(statements.claimJobsKeyFifo, limit);
-    // The window held too few heads (a few keys with long backlogs): look key by key for the rest.
-    if (rows.length < limit) rows.push(...(await claim(statements.claimJobsKeyFifoByKey, limit - rows.length)));
   } else {
     rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, limit);
   }

@@ -10,5 +10,6 @@ export interface Migration {
 }
 
 import { init } from './0001_init.js';
+import { fifoWait } from './0002_fifo_wait.js';
 
-export const MIGRATIONS: readonly Migration[] = [init];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait];
