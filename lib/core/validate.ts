@@ -93,9 +93,20 @@ export function toJson(field: string, value: unknown, maxBytes?: number): string
   return text;
 }
 
+/** What PostgreSQL's jsonb refuses in a string: a NUL character, or half of a surrogate pair. */
+function badJsonbText(text: string): string | null {
+  if (text.includes('\u0000')) return 'a string with a NUL character (\\u0000), which PostgreSQL cannot store';
+  if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'a string with a lone UTF-16 surrogate';
+  return null;
+}
+
 function findNonJson(value: unknown, seen: Set<object>, path = ''): string | null {
   const at = path ? ` at ${path}` : '';
   switch (typeof value) {
+    case 'string': {
+      const bad = badJsonbText(value);
+      return bad ? `${bad}${at}` : null;
+    }
     case 'bigint':
       return `a BigInt${at}`;
     case 'function':
@@ -112,6 +123,8 @@ function findNonJson(value: unknown, seen: Set<object>, path = ''): string | nul
       const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
       for (const [key, child] of entries) {
         if (child === undefined && !Array.isArray(value)) continue;
+        const badKey = Array.isArray(value) ? null : badJsonbText(key);
+        if (badKey) return `${badKey} in a key${at}`;
         const found = findNonJson(child, seen, path ? `${path}.${key}` : key);
         if (found) return found;
       }

@@ -202,6 +202,11 @@ export interface FailureInfo {
 
 const STACK_LINES = 20;
 
+/** Error text as jsonb can store it: NUL written out, lone surrogates replaced (U+FFFD). */
+function storable(text: string): string {
+  return (text.replaceAll('\u0000', '\\u0000') as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 /** Coerces anything thrown (strings, objects, undefined) into the error record a failed attempt keeps. */
 export function describeFailure(thrown: unknown, retryCount?: number): FailureInfo {
   const err = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${describeValue(thrown)}`);
@@ -209,9 +214,9 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
   const retryAfter = fields.retryAfterSeconds;
   return {
     error: {
-      name: err.name,
-      message: err.message,
-      stack: err.stack?.split('\n').slice(0, STACK_LINES).join('\n'),
+      name: storable(String(err.name)),
+      message: storable(String(err.message)),
+      stack: err.stack === undefined ? undefined : storable(err.stack.split('\n').slice(0, STACK_LINES).join('\n')),
       retryCount,
     },
     permanent: err instanceof PermanentJobError || fields.retryable === false,
@@ -235,6 +240,11 @@ interface Running {
   /** The result is being written: it is awaited, not handed back. */
   settling: boolean;
   done: Promise<void>;
+}
+
+/** SQLSTATE class 22: the database refused a value (e.g. a NUL character in JSON); retrying cannot help. */
+function isDataException(err: unknown): boolean {
+  return String((err as { code?: unknown } | null)?.code ?? '').startsWith('22');
 }
 
 /** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
@@ -422,16 +432,14 @@ export class Worker {
   private startWaiting(): void {
     if (this.stopping) return;
     const now = Date.now();
+    // Leases and heartbeat intervals differ per job: each waiting job is held to its own deadline.
     const stale: ClaimedRow[] = [];
+    const kept: typeof this.waiting = [];
+    for (const w of this.waiting) (now - w.claimedAt >= Worker.waitLimitMs(w.row) ? stale.push(w.row) : kept.push(w));
+    this.waiting.splice(0, this.waiting.length, ...kept);
     let handling = this.handling();
-    while (this.waiting.length > 0) {
-      const next = this.waiting[0]!;
-      if (now - next.claimedAt >= Worker.waitLimitMs(next.row)) {
-        stale.push(this.waiting.shift()!.row);
-        continue;
-      }
-      if (handling >= this.options.concurrency) break;
-      this.waiting.shift();
+    while (this.waiting.length > 0 && handling < this.options.concurrency) {
+      const next = this.waiting.shift()!;
       handling++;
       this.execute(next.row, next.claimedAt);
     }
@@ -442,9 +450,9 @@ export class Worker {
     }
     if (this.waitingTimer) clearTimeout(this.waitingTimer);
     this.waitingTimer = null;
-    const oldest = this.waiting[0];
-    if (oldest) {
-      this.waitingTimer = setTimeout(() => this.startWaiting(), Math.max(0, oldest.claimedAt + Worker.waitLimitMs(oldest.row) - now));
+    if (this.waiting.length > 0) {
+      const soonest = Math.min(...this.waiting.map((w) => w.claimedAt + Worker.waitLimitMs(w.row)));
+      this.waitingTimer = setTimeout(() => this.startWaiting(), Math.max(0, soonest - now));
       this.waitingTimer.unref();
     }
   }
@@ -508,6 +516,11 @@ export class Worker {
     const { row } = entry;
     const tx = this.options.transactional ? await this.openTransaction(entry) : null;
     if (this.options.transactional && !tx) return;
+    if (entry.released) {
+      // Cut off (lease) or handed back (shutdown) while it waited for a connection: it must not run now.
+      await this.closeTransaction(tx, false);
+      return;
+    }
     const job = toJob(row, entry.abort, () => this.heartbeat(entry), tx ?? undefined);
     let output: string | null = null;
     let failure: FailureInfo | null = null;
@@ -598,7 +611,7 @@ export class Worker {
     const ids = batch.map((o) => o.entry.row.id);
     const claims = batch.map((o) => o.entry.row.claim_count);
     const anyRetryCount = batch.map(() => null);
-    await this.retrying(`settling ${batch.length} job(s) of queue "${this.queue}"`, async () => {
+    const write = async () => {
       const settled = failed
         ? await exec.query<{ id: string; claim_count: number }>(statements.failJobs, [
             this.queue,
@@ -614,25 +627,47 @@ export class Worker {
         : await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, batch.map((o) => o.output), this.id, claims, channel]);
       const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
-    });
+    };
+    try {
+      await write();
+    } catch (err) {
+      // One result the database refuses (SQLSTATE class 22, data exception) must not hold back the others:
+      // they are written one by one. Anything else (a lost connection) is retried as a batch.
+      if (batch.length > 1 && isDataException(err)) {
+        for (const o of batch) await this.writeOutcomes([o], failed);
+        return;
+      }
+      await this.retrying(`settling ${batch.length} job(s) of queue "${this.queue}"`, write, err);
+    }
   }
 
   /**
    * Runs a fenced write, retrying it a few times when the database is briefly unreachable instead of
    * leaving the jobs active until their lease runs out and running them again. Never throws.
    */
-  private async retrying(what: string, write: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+  private async retrying(what: string, write: () => Promise<void>, firstError?: unknown): Promise<void> {
+    let failure = firstError;
+    let tries = firstError === undefined ? 0 : 1;
+    for (;;) {
+      if (failure !== undefined) {
+        if (isDataException(failure)) {
+          // It would fail the same way every time. The jobs stay active until their lease runs out.
+          this.ctx.error(failure, `${what} (refused by the database)`);
+          return;
+        }
+        if (tries >= SETTLE_ATTEMPTS) {
+          // The jobs stay active under their lease; when it runs out they go back to the queue.
+          this.ctx.error(failure, `${what} (gave up after ${tries} tries)`);
+          return;
+        }
+        await delay(100 * 2 ** tries).promise;
+      }
+      tries++;
       try {
         await write();
         return;
       } catch (err) {
-        if (attempt >= SETTLE_ATTEMPTS) {
-          // The jobs stay active under their lease; when it runs out they go back to the queue.
-          this.ctx.error(err, `${what} (gave up after ${attempt} tries)`);
-          return;
-        }
-        await delay(100 * 2 ** attempt).promise;
+        failure = err;
       }
     }
   }
@@ -705,18 +740,20 @@ export class Worker {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.wakeUp?.();
-    // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
     const deadline = Date.now() + timeoutMs;
-    const claimWait = delay(timeoutMs);
-    await Promise.race([this.loop, claimWait.promise]);
-    claimWait.cancel();
-    // Jobs claimed ahead never started: they go back at once, no attempt counted.
+    // Jobs claimed ahead never started: they go back at once, no attempt counted (before waiting for a
+    // claim in flight, which a slow database may hold up). A claim that returns later hands its jobs back.
     if (this.waitingTimer) clearTimeout(this.waitingTimer);
     this.waitingTimer = null;
     const notStarted = this.waiting.splice(0).map((w) => w.row);
-    if (notStarted.length > 0) {
-      await this.release(notStarted).catch((err) => this.ctx.error(err, `handing back jobs of queue "${this.queue}" that had not started; they return when their lease runs out`));
-    }
+    const handingBack = notStarted.length === 0 ? Promise.resolve() : this.retrying(`handing back jobs of queue "${this.queue}" that had not started`, async () => {
+      await this.release(notStarted);
+    });
+    // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
+    const claimWait = delay(timeoutMs);
+    await Promise.race([this.loop, claimWait.promise]);
+    claimWait.cancel();
+    await handingBack;
     const settledAll = () => Promise.allSettled([...this.running.values()].map((r) => r.done));
     if (this.running.size > 0) {
       const timeout = delay(Math.max(0, deadline - Date.now()));

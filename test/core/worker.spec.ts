@@ -211,6 +211,66 @@ describe('claiming ahead (batchSize above concurrency)', () => {
   });
 });
 
+describe('claiming ahead: each waiting job has its own deadline', () => {
+  it('a job with a short lease waiting behind one with a long lease is handed back in time, no attempt counted', async () => {
+    const q = f.create();
+    await q.createQueue('w.ahead.mixed', { retryLimit: 0 });
+    const hold = deferred();
+    const ran: string[] = [];
+    const [first] = await q.insert('w.ahead.mixed', [{ priority: 10 }]);
+    const [, short] = await q.insert('w.ahead.mixed', [{ priority: 5, expireInSeconds: 60 }, { priority: 0, expireInSeconds: 2 }]);
+    await q.work('w.ahead.mixed', { concurrency: 1, batchSize: 3, pollingIntervalSeconds: 0.1 }, async (job) => {
+      ran.push(job.id);
+      if (job.id === first) await hold.promise;
+    });
+    await until(() => ran.length === 1, 'the first job holds the only slot');
+    // Its wait limit is half of 2 s; the job ahead of it in the local queue may wait 30 s.
+    await until(async () => (await f.sql<{ state: string; claim_count: number }>(
+      `SELECT state::text, claim_count FROM $schema.jobs WHERE id = $1`, [short]))[0]!.state === 'created', 'the short-lease job handed back', 5_000);
+    hold.resolve();
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.mixed')).completed === 3, 'all three completed');
+    const rows = await f.sql<{ retry_count: number }>(`SELECT retry_count FROM $schema.jobs WHERE queue = 'w.ahead.mixed'`);
+    expect(rows.every((r) => r.retry_count === 0)).toBe(true);
+    await q.offWork('w.ahead.mixed');
+  });
+});
+
+describe('a result the database cannot store', () => {
+  it('fails only its own attempt: the other results written with it complete', async () => {
+    const q = f.create();
+    await q.createQueue('w.nul', { retryLimit: 0 });
+    const release = deferred();
+    let started = 0;
+    await q.work('w.nul', { concurrency: 5, pollingIntervalSeconds: 0.1 }, async (job: Job<{ bad: boolean }>) => {
+      started++;
+      await release.promise;
+      return job.data.bad ? { text: 'nul \u0000 inside' } : { text: 'fine' };
+    });
+    const ids = await q.insert('w.nul', [{ data: { bad: false } }, { data: { bad: true } }, { data: { bad: false } }, { data: { bad: false } }, { data: { bad: false } }]);
+    await until(() => started === 5, 'five handlers running');
+    release.resolve(); // the five results are written together
+    await until(async () => {
+      const c = await stateCounts(f.pool, f.schema, 'w.nul');
+      return c.completed === 4 && c.failed === 1;
+    }, 'four completed, the bad one failed', 10_000);
+    const bad = (await q.getJobById('w.nul', ids[1]!))!;
+    expect(bad.state).toBe('failed');
+    expect((bad.output as { error: { message: string } }).error.message).toContain('NUL');
+  });
+
+  it("an error whose message holds a NUL character is stored, written out", async () => {
+    const q = f.create();
+    await q.createQueue('w.nul.error', { retryLimit: 0 });
+    await q.work('w.nul.error', { pollingIntervalSeconds: 0.1 }, () => {
+      throw new Error('broke \u0000 here');
+    });
+    const id = (await q.send('w.nul.error', {}))!;
+    await until(async () => (await q.getJobById('w.nul.error', id))!.state === 'failed', 'failed with its error stored');
+    expect(((await q.getJobById('w.nul.error', id))!.output as { error: { message: string } }).error.message).toBe('broke \\u0000 here');
+    await q.offWork('w.nul.error');
+  });
+});
+
 describe('stopping workers', () => {
   it('waits for in-flight handlers that finish within the timeout', async () => {
     const q = f.create({ shutdownTimeoutMs: 10_000 });
