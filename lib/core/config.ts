@@ -33,6 +33,12 @@ export interface QueueModuleOptions {
   maxPayloadBytes?: number;
   /** Connections in the pool the queue creates from `connectionString` (default 10). */
   poolSize?: number;
+  /**
+   * Prepare the engine's statements on the pool it creates from `connectionString` (default true). Set it
+   * to false behind a transaction-mode pooler (PgBouncer `pool_mode = transaction`), where a prepared
+   * statement or a session setting does not follow the session.
+   */
+  preparedStatements?: boolean;
   /** Where the engine logs; Nest's Logger by default inside Nest, the console otherwise. */
   logger?: QueueLogger;
 }
@@ -57,6 +63,7 @@ export interface ResolvedConfig {
   readonly persistQueueStats: boolean;
   readonly maxPayloadBytes: number;
   readonly poolSize: number;
+  readonly preparedStatements: boolean;
   readonly logger: QueueLogger | null;
 }
 
@@ -75,6 +82,7 @@ const KNOWN = new Set([
   'persistQueueStats',
   'maxPayloadBytes',
   'poolSize',
+  'preparedStatements',
   'logger',
 ]);
 
@@ -122,6 +130,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     persistQueueStats: optBool('persistQueueStats', o.persistQueueStats) ?? false,
     maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),
     poolSize: optInt('poolSize', o.poolSize, 1, 1000) ?? 10,
+    preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? true,
     logger: o.logger ?? null,
   });
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { callerExecutor, checkout, ENGINE_SESSION, drizzlePool, inTransaction, pgExecutor, type Executor } from './db.js';
+import { callerExecutor, checkout, drizzlePool, inTransaction, pgExecutor, withEngineSession, type Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
@@ -102,8 +102,10 @@ export class PgQueue extends EventEmitter {
     const cfg = this.config;
     if (cfg.connectionString) {
       // allowExitOnIdle: idle connections never keep the process alive on their own.
-      // Its connections force custom plans and index walks (see ENGINE_SESSION): statements are prepared on them.
-      this.pool = new pg.Pool({ connectionString: cfg.connectionString, max: cfg.poolSize, allowExitOnIdle: true, options: ENGINE_SESSION });
+      // Its connections open with the engine's session settings (ENGINE_SESSION), unless preparedStatements
+      // is off (a transaction-mode pooler).
+      const target = cfg.preparedStatements ? withEngineSession(cfg.connectionString) : { connectionString: cfg.connectionString };
+      this.pool = new pg.Pool({ ...target, max: cfg.poolSize, allowExitOnIdle: true });
       // An idle connection that the server drops must not crash the process; the next query reconnects.
       this.pool.on('error', (err) => {
         if (!this.closed) this.warning(`idle connection error: ${err.message}`);
@@ -112,7 +114,7 @@ export class PgQueue extends EventEmitter {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.exec = pgExecutor(this.pool, cfg.connectionString !== null);
+    this.exec = pgExecutor(this.pool, cfg.connectionString !== null && cfg.preparedStatements);
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
       this.supervisor = new Supervisor(
@@ -413,7 +415,9 @@ export class PgQueue extends EventEmitter {
     }
     // A column no job sets goes as one null (unnest pads it), not as an array of nulls.
     const col = <K extends keyof ParsedSendOptions>(key: K) => (jobs.some((j) => j[key] !== undefined) ? jobs.map((j) => j[key] ?? null) : null);
-    const mayConflict = !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
+    // Inside a caller's transaction the checked insert is always used: if the cached policy were out of
+    // date, an unchecked insert's unique violation would abort the caller's transaction.
+    const mayConflict = exec !== this.exec || !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
     const insert = (text: string) => exec.query<{ id: string }>(
       text,
       [
@@ -449,8 +453,8 @@ export class PgQueue extends EventEmitter {
         rows = await insert(this.statements.insertJobsUnchecked);
       } catch (err) {
         // The cached policy was out of date (the queue was deleted and created again with another policy).
-        // The refused statement wrote nothing; inside a caller's transaction the error must reach the caller.
-        if ((err as { code?: string }).code !== UNIQUE_VIOLATION || exec !== this.exec) throw err;
+        // The refused statement wrote nothing (it ran on its own, outside any transaction).
+        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
         this.profiles.delete(name);
         rows = await insert(this.statements.insertJobs);
       }

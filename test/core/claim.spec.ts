@@ -1,4 +1,5 @@
 import { queueFixture } from '../helpers/queue.js';
+import { testUrl } from '../helpers/db.js';
 
 const f = queueFixture('claim');
 const q = f.create();
@@ -96,6 +97,27 @@ describe('fetch (the claim)', () => {
       `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements
        WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`);
     expect(claims).toEqual([{ generic_plans: 0, custom_plans: 12 }]);
+  });
+
+  it("the engine's session settings hold even when the connection string carries its own options", async () => {
+    const url = new URL(testUrl());
+    url.searchParams.set('options', '-c statement_timeout=600000');
+    const q2 = f.create({ connectionString: url.toString(), poolSize: 1 });
+    await q2.createQueue('session');
+    const exec = (q2 as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const [settings] = await exec.query<Record<string, string>>(
+      `SELECT current_setting('enable_bitmapscan') AS bitmap, current_setting('plan_cache_mode') AS plans,
+         current_setting('default_transaction_isolation') AS isolation, current_setting('statement_timeout') AS timeout`);
+    expect(settings).toEqual({ bitmap: 'off', plans: 'force_custom_plan', isolation: 'read committed', timeout: '10min' });
+  });
+
+  it('with preparedStatements: false nothing is prepared (for transaction-mode poolers)', async () => {
+    const plain = f.create({ poolSize: 1, preparedStatements: false });
+    await plain.createQueue('unprepared');
+    await plain.insert('unprepared', [{}, {}]);
+    expect(await plain.fetch('unprepared', { batchSize: 2 })).toHaveLength(2);
+    const exec = (plain as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    expect(await exec.query(`SELECT name FROM pg_prepared_statements`)).toEqual([]);
   });
 
   it('on a partition without statistics yet (a new queue), the claim walks the ready index in order instead of sorting the backlog', async () => {

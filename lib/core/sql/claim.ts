@@ -14,6 +14,9 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * With `byTid`, `next` carries each row's ctid (`tid`) from the pick that locked it, and the update finds
  * the row by that (a Tid Scan) instead of probing the primary key again: a locked row cannot move. The
  * claim of 200 rows took 3.3 ms this way against 7.8 ms through the key (bench in the commit message).
+ * A row that another transaction changed and committed after this statement's snapshot is locked in its
+ * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never
+ * claimed twice, never lost) and stays ready for the next one.
  */
 const CLAIM_UPDATE = (s: string, byTid = false) => `
 UPDATE ${s}.jobs j SET
