@@ -325,6 +325,9 @@ export class Worker {
    */
   private readonly waiting: { row: ClaimedRow; claimedAt: number }[] = [];
   private waitingTimer: NodeJS.Timeout | null = null;
+  /** When the armed waitingTimer fires, and the soonest deadline of a waiting job (a lower bound). */
+  private waitingTimerAt = Infinity;
+  private waitDeadline = Infinity;
   /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
   private aheadPaused = false;
   /** Handlers holding a slot (see Running.busy). */
@@ -382,7 +385,10 @@ export class Worker {
         return;
       }
       const now = Date.now();
-      for (const row of rows) this.waiting.push({ row, claimedAt: now });
+      for (const row of rows) {
+        this.waiting.push({ row, claimedAt: now });
+        this.waitDeadline = Math.min(this.waitDeadline, now + Worker.waitLimitMs(row));
+      }
       this.startWaiting();
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
     }
@@ -432,11 +438,23 @@ export class Worker {
   private startWaiting(): void {
     if (this.stopping) return;
     const now = Date.now();
-    // Leases and heartbeat intervals differ per job: each waiting job is held to its own deadline.
+    // Leases and heartbeat intervals differ per job: each waiting job is held to its own deadline. The
+    // list is scanned only once the soonest deadline (a lower bound, kept as jobs arrive) has come.
     const stale: ClaimedRow[] = [];
-    const kept: typeof this.waiting = [];
-    for (const w of this.waiting) (now - w.claimedAt >= Worker.waitLimitMs(w.row) ? stale.push(w.row) : kept.push(w));
-    this.waiting.splice(0, this.waiting.length, ...kept);
+    if (now >= this.waitDeadline) {
+      const kept: typeof this.waiting = [];
+      let soonest = Infinity;
+      for (const w of this.waiting) {
+        const deadline = w.claimedAt + Worker.waitLimitMs(w.row);
+        if (now >= deadline) stale.push(w.row);
+        else {
+          kept.push(w);
+          soonest = Math.min(soonest, deadline);
+        }
+      }
+      this.waiting.splice(0, this.waiting.length, ...kept);
+      this.waitDeadline = soonest;
+    }
     let handling = this.handling();
     while (this.waiting.length > 0 && handling < this.options.concurrency) {
       const next = this.waiting.shift()!;
@@ -448,11 +466,18 @@ export class Worker {
       void this.release(stale).catch((err) => this.ctx.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
       if (!this.waitingForWork) this.wakeUp?.();
     }
-    if (this.waitingTimer) clearTimeout(this.waitingTimer);
-    this.waitingTimer = null;
-    if (this.waiting.length > 0) {
-      const soonest = Math.min(...this.waiting.map((w) => w.claimedAt + Worker.waitLimitMs(w.row)));
-      this.waitingTimer = setTimeout(() => this.startWaiting(), Math.max(0, soonest - now));
+    if (this.waiting.length === 0) {
+      this.waitDeadline = Infinity;
+      if (this.waitingTimer) clearTimeout(this.waitingTimer);
+      this.waitingTimer = null;
+    } else if (this.waitingTimerAt !== this.waitDeadline) {
+      if (this.waitingTimer) clearTimeout(this.waitingTimer);
+      this.waitingTimerAt = this.waitDeadline;
+      this.waitingTimer = setTimeout(() => {
+        this.waitingTimer = null;
+        this.waitingTimerAt = Infinity;
+        this.startWaiting();
+      }, Math.max(0, this.waitDeadline - now));
       this.waitingTimer.unref();
     }
   }
