@@ -35,6 +35,9 @@ export interface FetchOptions {
   maxPriority?: number;
 }
 
+/** Keys the key_strict_fifo safety net looks at per maintenance pass. */
+const FIFO_REPAIR_KEYS = 2_000;
+
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
 const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
 
@@ -133,12 +136,24 @@ export class PgQueue extends EventEmitter {
    * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
    * another takes over within one interval. `force` runs it now regardless of the last run.
    */
-  async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number }> {
+  /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
+  private fifoRepairCursor: [string, string] = ['', ''];
+
+  /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */
+  private async repairFifoMarks(client: pg.PoolClient): Promise<number> {
+    const [row] = (await client.query<{ unstuck: number; walked: number; last_queue: string | null; last_key: string | null }>(
+      this.statements.repairFifoMarks, [...this.fifoRepairCursor, FIFO_REPAIR_KEYS])).rows;
+    this.fifoRepairCursor = row && row.walked >= FIFO_REPAIR_KEYS && row.last_queue !== null && row.last_key !== null ? [row.last_queue, row.last_key] : ['', ''];
+    return row?.unstuck ?? 0;
+  }
+
+  async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number; unstuck: number }> {
     const pool = await this.ownedPool();
     const result = await inTransaction(pool, async (client) => {
       let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(this.statements.tryMaintenanceLock, [this.config.schema])).rows;
       const due = lock!.locked && (options.force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
+      let unstuck = 0;
       if (due) {
         const batch = 1000;
         for (;;) {
@@ -146,10 +161,12 @@ export class PgQueue extends EventEmitter {
           reaped += rows.length;
           if (rows.length < batch) break;
         }
+        unstuck = await this.repairFifoMarks(client);
       }
-      return { ran: due, reaped };
+      return { ran: due, reaped, unstuck };
     });
     if (result.reaped > 0) this.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
+    if (result.unstuck > 0) this.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
     return result;
   }
 

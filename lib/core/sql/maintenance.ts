@@ -52,3 +52,47 @@ INSERT INTO ${s}.maintenance AS m (task, last_run_on) VALUES ($1, now())
 ON CONFLICT (task) DO UPDATE SET last_run_on = now()
   WHERE m.last_run_on <= now() - $2::float8 * interval '1 second'
 RETURNING m.task`;
+
+/**
+ * key_strict_fifo safety net (migration 2's marks): walks up to $3 keys that have queued jobs, in (queue, key)
+ * order after the cursor ($1, $2), and unmarks the first queued job of any key where nothing is visible to
+ * the claim: its first queued job is marked as waiting, yet no job of the key is in retry, active or failed,
+ * so there is nothing for it to wait behind. The triggers keep the marks right; if a race ever left such a
+ * key, this unsticks it within a few passes. Clearing a mark is always safe: the claim still checks each job.
+ * Returns the last key walked (null when the walk reached the end) and how many keys it unstuck.
+ *
+ * $1 cursor queue, $2 cursor key ('' and '' to start), $3 most keys per pass
+ */
+export const repairFifoMarks = (s: string) => `
+WITH RECURSIVE keys(queue, k, n) AS (
+  (SELECT j.queue, j.singleton_key, 1 FROM ${s}.jobs j
+   WHERE j.state = 'created' AND j.policy = 'key_strict_fifo' AND (j.queue, j.singleton_key) > ($1::text, $2::text)
+   ORDER BY j.queue, j.singleton_key LIMIT 1)
+  UNION ALL
+  SELECT nxt.queue, nxt.singleton_key, keys.n + 1 FROM keys
+  CROSS JOIN LATERAL (
+    SELECT j.queue, j.singleton_key FROM ${s}.jobs j
+    WHERE j.state = 'created' AND j.policy = 'key_strict_fifo' AND (j.queue, j.singleton_key) > (keys.queue, keys.k)
+    ORDER BY j.queue, j.singleton_key LIMIT 1
+  ) nxt
+  WHERE keys.n < $3
+), heads AS (
+  SELECT keys.queue, keys.k, first.id, first.fifo_wait FROM keys
+  CROSS JOIN LATERAL (
+    SELECT f.id, f.fifo_wait FROM ${s}.jobs f
+    WHERE f.queue = keys.queue AND f.singleton_key = keys.k AND f.state = 'created' AND f.policy = 'key_strict_fifo'
+    ORDER BY f.id LIMIT 1
+  ) first
+), unstuck AS (
+  UPDATE ${s}.jobs j SET fifo_wait = 0
+  FROM heads h
+  WHERE h.fifo_wait > 0 AND j.queue = h.queue AND j.id = h.id AND j.state = 'created' AND j.fifo_wait > 0
+    AND NOT EXISTS (
+      SELECT 1 FROM ${s}.jobs b
+      WHERE b.queue = h.queue AND b.singleton_key = h.k AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo')
+  RETURNING j.id
+)
+SELECT (SELECT count(*)::int FROM unstuck) AS unstuck,
+  (SELECT count(*)::int FROM keys) AS walked,
+  (SELECT k.queue FROM keys k ORDER BY k.n DESC LIMIT 1) AS last_queue,
+  (SELECT k.k FROM keys k ORDER BY k.n DESC LIMIT 1) AS last_key`;

@@ -480,3 +480,20 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
     expect(await marks(name)).toEqual({ [a1!]: 0, [a2!]: 1, [b1!]: 0, [a3!]: 1 });
   });
 });
+
+describe('key_strict_fifo safety net (maintenance)', () => {
+  it('a key whose queued jobs are all marked waiting, with nothing ahead, is unstuck by the next maintenance pass', async () => {
+    const name = await fifo();
+    const [head, second] = await q.insert(name, [{ singletonKey: 'stuck' }, { singletonKey: 'stuck' }]);
+    const [other] = await q.insert(name, [{ singletonKey: 'fine' }]);
+    // What a lost race would leave: the key's first job marked as waiting behind nothing.
+    await f.sql(`UPDATE $schema.jobs SET fifo_wait = 1 WHERE id = $1`, [head]);
+    expect(await ids(name)).toEqual([other]);
+    const pass = await q.maintain({ force: true });
+    expect(pass.unstuck).toBe(1);
+    expect(await ids(name)).toEqual([head]);
+    expect((await q.maintain({ force: true })).unstuck).toBe(0); // the key is healthy now; its second job still waits
+    const rows = await f.sql<{ id: string; fifo_wait: number }>(`SELECT id::text, fifo_wait FROM $schema.jobs WHERE id = $1`, [second]);
+    expect(rows).toEqual([{ id: second, fifo_wait: 1 }]);
+  });
+});
