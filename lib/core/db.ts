@@ -128,18 +128,23 @@ export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
   return client;
 }
 
-/** Runs `fn` in a transaction on a client of its own: committed when it returns, rolled back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await checkout(pool);
+/**
+ * Runs `fn` in a transaction on a client of its own (from `source`: a pool, or a function that checks one
+ * out): committed when it returns, rolled back when it throws. A client that cannot roll back is not given
+ * back to the pool.
+ */
+export async function inTransaction<T>(source: pg.Pool | (() => Promise<pg.PoolClient>), fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = typeof source === 'function' ? await source() : await checkout(source);
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

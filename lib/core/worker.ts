@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { describeValue, PermanentJobError } from './errors.js';
-import { pgExecutor, type Executor } from './db.js';
+import { inTransaction, pgExecutor, type Executor } from './db.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -89,25 +89,15 @@ export async function claimJobs(
   filter: ClaimFilter = {},
 ): Promise<ClaimedRow[]> {
   if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter, 2);
-  const client = await ctx.connect();
-  let rows: ClaimedRow[] = [];
-  try {
-    await client.query('BEGIN');
+  return inTransaction(ctx.connect, async (client) => {
     await client.query(ctx.statements.lockQueueClaims, [queue, ctx.schema]);
     const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
-    if (room > 0) {
-      // One try: a unique violation would abort this transaction (limited claimers are serialised anyway).
-      rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1);
-      if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
-    }
-    await client.query('COMMIT');
-    client.release();
+    if (room <= 0) return [];
+    // One try: a unique violation would abort this transaction (limited claimers are serialised anyway).
+    const rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1);
+    if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
     return rows;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(err as Error);
-    throw err;
-  }
+  });
 }
 
 async function claimWith(
@@ -401,16 +391,12 @@ export class Worker {
    */
   private freeSlots(): number {
     const held = Math.max(this.options.concurrency, this.prefetch && !this.aheadPaused ? this.options.batchSize : 0);
-    return Math.min(held - this.handling() - this.waiting.length, 2 * held - this.running.size - this.waiting.length);
+    return Math.min(held - this.busyCount - this.waiting.length, 2 * held - this.running.size - this.waiting.length);
   }
 
   /** Claiming ahead is for queues without limits: a job waiting here would hold a limited slot idle. */
   private get prefetch(): boolean {
     return !this.ctx.profile.limited && !this.options.groupConcurrency;
-  }
-
-  private handling(): number {
-    return this.busyCount;
   }
 
   /** The entry's handler no longer holds a slot (returned, cut off, handed back): counted once. */
@@ -455,7 +441,7 @@ export class Worker {
       this.waiting.splice(0, this.waiting.length, ...kept);
       this.waitDeadline = soonest;
     }
-    let handling = this.handling();
+    let handling = this.busyCount;
     while (this.waiting.length > 0 && handling < this.options.concurrency) {
       const next = this.waiting.shift()!;
       handling++;
