@@ -13,15 +13,18 @@ interface PgQueryable {
 }
 
 /**
- * Session settings of the connections the engine opens itself (run when each connects), so that a claim
- * always walks the ready index in claim order and stops at its batch:
- * - plan_cache_mode: by default a prepared statement switches to a generic plan after five runs, and
- *   before the jobs table has statistics that plan reads the whole backlog on every claim (measured:
- *   12.9 ms per job against 0.98 ms with custom plans). With custom plans, preparing still saves the parse.
+ * Session settings of the connections the engine opens itself (run when each connects):
+ * - plan_cache_mode: each prepared statement is planned once per connection, for any values (a generic
+ *   plan), and never again. Planning was the largest part of a small statement: 0.46 ms of a claim of
+ *   200 and 1.1 ms of its completion (EXPLAIN ANALYZE); a one-job claim took 1.48 ms planned for its
+ *   values and 0.81 ms with the generic plan (p50, scratch single.mjs, machine PG15). The generic plans
+ *   of the hot statements are tested (test/core/claim.spec.ts) to walk the ready index in claim order,
+ *   statistics or not, and stop at the batch.
  * - enable_bitmapscan: a table without statistics yet (a new queue's first burst: autovacuum has not
- *   analysed it) is estimated at a few rows, and the planner reads the whole backlog through a bitmap
- *   scan and sorts it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
- *   1.3-2.0 ms walking the index (EXPLAIN ANALYZE, machine PG15).
+ *   analysed it) is estimated at a few rows, and the planner would read the whole backlog through a bitmap
+ *   scan and sort it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
+ *   1.3-2.0 ms walking the index (EXPLAIN ANALYZE, machine PG15). (The previous engine forced a plan per
+ *   run for this reason; with bitmap scans off the generic claim walks the index as the custom one does.)
  * - default_transaction_isolation: every statement of the engine assumes READ COMMITTED (a limited claim
  *   counts what committed before it; key_strict_fifo's triggers look at a fresh snapshot), whatever the
  *   server's default is.
@@ -29,7 +32,7 @@ interface PgQueryable {
  * `options` replace the config's). With `preparedStatements: false` (transaction-mode poolers, which
  * refuse or drop session settings) neither they nor prepared statements are used.
  */
-export const ENGINE_SESSION = '-c plan_cache_mode=force_custom_plan -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
+export const ENGINE_SESSION = '-c plan_cache_mode=force_generic_plan -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
 
 /** The pool settings that open connections with ENGINE_SESSION, keeping the connection string's options. */
 export function withEngineSession(connectionString: string): { connectionString: string; options?: string } {

@@ -86,7 +86,7 @@ describe('fetch (the claim)', () => {
     expect(size!.ready * 10).toBeLessThan(size!.pkey);
   });
 
-  it('the engine prepares its claim once per connection and plans every run for its values, never generically', async () => {
+  it('the engine prepares its claim once per connection and plans it once (a generic plan), never per run', async () => {
     const one = f.create({ poolSize: 1 }); // one connection: every statement below runs on it
     await one.createQueue('prepared');
     await one.insert('prepared', Array.from({ length: 12 }, () => ({})));
@@ -96,7 +96,7 @@ describe('fetch (the claim)', () => {
     const claims = await exec.query<{ generic_plans: number; custom_plans: number }>(
       `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements
        WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`);
-    expect(claims).toEqual([{ generic_plans: 0, custom_plans: 12 }]);
+    expect(claims).toEqual([{ generic_plans: 12, custom_plans: 0 }]);
   });
 
   it("the engine's session settings hold even when the connection string carries its own options", async () => {
@@ -108,7 +108,7 @@ describe('fetch (the claim)', () => {
     const [settings] = await exec.query<Record<string, string>>(
       `SELECT current_setting('enable_bitmapscan') AS bitmap, current_setting('plan_cache_mode') AS plans,
          current_setting('default_transaction_isolation') AS isolation, current_setting('statement_timeout') AS timeout`);
-    expect(settings).toEqual({ bitmap: 'off', plans: 'force_custom_plan', isolation: 'read committed', timeout: '10min' });
+    expect(settings).toEqual({ bitmap: 'off', plans: 'force_generic_plan', isolation: 'read committed', timeout: '10min' });
   });
 
   it('with preparedStatements: false nothing is prepared (for transaction-mode poolers)', async () => {
@@ -120,19 +120,35 @@ describe('fetch (the claim)', () => {
     expect(await exec.query(`SELECT name FROM pg_prepared_statements`)).toEqual([]);
   });
 
-  it('on a partition without statistics yet (a new queue), the claim walks the ready index in order instead of sorting the backlog', async () => {
+  it("the generic plans of the claim and the completion probe indexes, on a new queue's partition without statistics and after ANALYZE", async () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('fresh', { partition: true });
     await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
     const [{ table }] = (await exec.query<{ table: string }>(`SELECT "${f.schema}".queue_partition_name('fresh') AS table`)) as [{ table: string }];
-    const [{ analysed }] = (await exec.query<{ analysed: boolean }>(
-      `SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [f.schema, table])) as [{ analysed: boolean }];
-    expect(analysed).toBe(false);
-    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
-    const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statements.claimJobs}`, ['fresh', 150, 'w', null, null]))
-      .map((r) => r['QUERY PLAN']).join('\n');
-    expect(plan).toMatch(/Index Scan using \S+_priority_start_after_id_idx/);
-    expect(plan).not.toMatch(/Bitmap|Sort/);
+    const analysed = async () => (await exec.query<{ analysed: boolean }>(
+      `SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL AS analysed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`, [f.schema, table]))[0]!.analysed;
+    const statements = (one as unknown as { statements: { claimJobs: string; completeJobs: string } }).statements;
+    // The engine's session forces generic plans: EXPLAIN EXECUTE of a statement prepared there shows the plan
+    // every run of it uses, whatever the values.
+    let n = 0;
+    const genericPlan = async (statement: string, text: string, args: string) => {
+      const name = `${statement}_${++n}`;
+      await exec.query(`PREPARE ${name} AS ${text}`);
+      return (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}(${args})`)).map((r) => r['QUERY PLAN']).join('\n');
+    };
+    expect(await analysed()).toBe(false);
+    for (const phase of ['no statistics', 'analysed']) {
+      if (phase === 'analysed') {
+        await exec.query(`ANALYZE "${f.schema}".jobs`);
+        expect(await analysed()).toBe(true);
+      }
+      const claim = await genericPlan('claim', statements.claimJobs, `'fresh', 150, 'w', NULL, NULL`);
+      expect({ phase, claim }).toEqual({ phase, claim: expect.stringMatching(/Index Scan using \S+_priority_start_after_id_idx/) });
+      expect({ phase, claim }).toEqual({ phase, claim: expect.not.stringMatching(/Bitmap|->\s+Sort\s+\(|Seq Scan/) });
+    }
+    const complete = await genericPlan('complete', statements.completeJobs, `'fresh', '{1,2}', '{NULL,NULL}', '{NULL,NULL}', 'w', '{1,1}', 'c'`);
+    expect(complete).toMatch(/Index Scan using \S+_pkey/);
+    expect(complete).not.toMatch(/Seq Scan on \S*jobs/);
   });
 });
