@@ -56,11 +56,12 @@ export const RETRY_SLOT_FREE = (s: string) => `NOT (j.policy = 'stately' AND EXI
         AND r.singleton_key IS NOT DISTINCT FROM j.singleton_key AND r.id <> j.id))`;
 
 /**
- * flow(): a CTE that counts down the blocked children of the completed rows of `from` (each a parent);
- * a child whose last parent completed becomes runnable now. Counted per child, since one statement cannot
- * update a row twice. Returns the released children's queues (blocked_by 0) for a NOTIFY.
+ * flow(): a CTE that counts down the blocked children of the completed rows of `from` (each a parent of
+ * queue `queue`); a child whose last parent completed becomes runnable now. Counted per child, since one
+ * statement cannot update a row twice. Returns the released children's queues (blocked_by 0) for a NOTIFY.
+ * A queue none of whose jobs has children (one probe, once per statement) skips the probe per row.
  */
-export const RELEASE_CHILDREN = (s: string, from: string) => `released AS (
+export const RELEASE_CHILDREN = (s: string, from: string, queue: string) => `released AS (
   UPDATE ${s}.jobs j SET
     blocked_by = j.blocked_by - d.n,
     start_after = CASE WHEN j.blocked_by = d.n THEN statement_timestamp() ELSE j.start_after END,
@@ -68,6 +69,7 @@ export const RELEASE_CHILDREN = (s: string, from: string) => `released AS (
   FROM (
     SELECT dep.child_queue, dep.child_id, count(*)::int AS n
     FROM ${s}.job_deps dep JOIN ${from} p ON dep.parent_queue = p.queue AND dep.parent_id = p.id
+    WHERE EXISTS (SELECT 1 FROM ${s}.job_deps x WHERE x.parent_queue = ${queue})
     GROUP BY dep.child_queue, dep.child_id
   ) d, ${s}.queues q
   WHERE j.queue = d.child_queue AND j.id = d.child_id AND j.state = 'created' AND j.blocked_by > 0 AND q.name = j.queue

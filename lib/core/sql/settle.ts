@@ -28,13 +28,11 @@ WHERE j.queue = $1 AND j.id = u.id AND j.state = 'active'
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text)
 RETURNING j.queue, j.id, j.claim_count
-), ${RELEASE_CHILDREN(s, 'done')}
--- n.woke is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT done.id::text, done.claim_count, n.woke
-FROM done
-LEFT JOIN LATERAL (
-  SELECT count(pg_notify($7, r.queue)) AS woke FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r
-) n ON true`;
+), ${RELEASE_CHILDREN(s, 'done', '$1')}
+-- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
+SELECT done.id::text, done.claim_count,
+  (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r) AS woke
+FROM done`;
 
 /**
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
