@@ -462,18 +462,21 @@ export class PgQueue extends EventEmitter {
         col('onParentFailure'),
       ],
     );
+    // Only a batch of two or more jobs with keys may hold a key_strict_fifo job that waits behind another.
+    const keyed = jobs.length >= 2 && jobs.some((j) => j.singletonKey !== undefined);
+    const checked = keyed ? this.statements.insertJobsKeyed : this.statements.insertJobs;
     let rows: { id: string }[];
     if (mayConflict) {
-      rows = await insert(this.statements.insertJobs);
+      rows = await insert(checked);
     } else {
       try {
-        rows = await insert(this.statements.insertJobsUnchecked);
+        rows = await insert(keyed ? this.statements.insertJobsKeyedUnchecked : this.statements.insertJobsUnchecked);
       } catch (err) {
         // The cached policy was out of date (the queue was deleted and created again with another policy).
         // The refused statement wrote nothing (it ran on its own, outside any transaction).
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
         this.profiles.delete(name);
-        rows = await insert(this.statements.insertJobs);
+        rows = await insert(checked);
       }
     }
     // The insert reads the queue's row: no row back means no such queue, or every job was refused.

@@ -17,14 +17,23 @@
  * $22 on_parent_failure text[]. Every array but $2 and $18 may be null when all its entries are: unnest pads
  * it with nulls.
  */
-export const insertJobs = (s: string) => insertStatement(s, true);
+export const insertJobs = (s: string) => insertStatement(s, true, false);
 
 /**
  * The same insert without ON CONFLICT, for a batch none of whose jobs can meet a unique index: a queue whose
  * policy constrains no queued job (standard, singleton, key_strict_fifo), and no dedupeKey or throttle slot.
  * The conflict check costs about a quarter of an insert of 1,000 jobs.
  */
-export const insertJobsUnchecked = (s: string) => insertStatement(s, false);
+export const insertJobsUnchecked = (s: string) => insertStatement(s, false, false);
+
+/**
+ * The inserts for a batch of two or more jobs with singleton keys: only there may a key_strict_fifo job wait
+ * behind another job of its insert (FIFO_WAIT), which takes a window over the batch. Without keys, or for one
+ * job, the other statements set fifo_wait to 0 with no window: statements are planned once (generic plans,
+ * db.ts), so the planner can no longer fold that case away by looking at the values.
+ */
+export const insertJobsKeyed = (s: string) => insertStatement(s, true, true);
+export const insertJobsKeyedUnchecked = (s: string) => insertStatement(s, false, true);
 
 /**
  * key_strict_fifo: the earliest start among the jobs of this insert before this one with the same key that
@@ -40,21 +49,19 @@ const SIBLING_START = `min(coalesce(i.start_at, now() + coalesce(i.start_in, 0) 
  * may run no later than it, so that the claim never walks it while that job stays. The others go in as 0, and
  * the insert trigger marks those that wait behind a job stored before (jobs_fifo_mark_wait): so a backlog sent at
  * once costs one trigger call per key, not per job. A job waiting for parents starts at infinity: never marked.
- * An insert of one job, or without keys ($6 null: no key_strict_fifo job), folds this to 0 when planned, and the
- * planner then drops the window too: planned for every send, it cost a one-job send 0.08 ms (+17%), measured.
+ * Only the keyed statements compute it (see insertJobsKeyed); the window cost a one-job send 0.08 ms (+17%).
  */
-const FIFO_WAIT = `CASE WHEN $6::text[] IS NULL OR cardinality($2::jsonb[]) < 2 THEN 0
-    WHEN x.policy = 'key_strict_fifo' AND x.blocked_by = 0
+const FIFO_WAIT = `CASE WHEN x.policy = 'key_strict_fifo' AND x.blocked_by = 0
       AND x.sibling_start <= greatest(coalesce(x.slot_start, x.start_after), now()) THEN 1 ELSE 0 END`;
 
-const insertStatement = (s: string, skipConflicts: boolean) => `
+const insertStatement = (s: string, skipConflicts: boolean, keyed: boolean) => `
 INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, blocked_by, on_parent_failure, singleton_on, retry_limit,
   retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, fifo_wait)
 SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier,
   x.blocked_by, x.on_parent_failure, x.singleton_on,
   x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter,
-  ${FIFO_WAIT}
+  ${keyed ? FIFO_WAIT : '0'}
 FROM (
   SELECT q.name AS queue, q.policy, i.data, coalesce(i.priority, 0) AS priority,
     CASE WHEN i.blocked_by > 0 THEN 'infinity'::timestamptz
@@ -71,7 +78,7 @@ FROM (
     coalesce(i.delete_after_seconds, q.delete_after_seconds) AS delete_after_seconds,
     coalesce(i.retention_seconds, q.retention_seconds) AS retention_seconds,
     coalesce(i.dead_letter, q.dead_letter) AS dead_letter,
-    ${SIBLING_START} AS sibling_start,
+    ${keyed ? `${SIBLING_START} AS sibling_start,` : ''}
     i.ord
   FROM ${s}.queues q
   CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
