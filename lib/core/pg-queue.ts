@@ -439,7 +439,7 @@ export class PgQueue extends EventEmitter {
       text,
       [
         name,
-        data,
+        `[${data.map((d) => d ?? 'null').join(',')}]`,
         col('priority'),
         col('startAt'),
         col('startIn'),

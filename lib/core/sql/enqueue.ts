@@ -8,7 +8,7 @@
  * A throttled job occupies the time slot floor(now / seconds) + slot_offset; a debounced job sent into the
  * next slot (offset 1) starts when that slot begins.
  *
- * $1 queue, $2 data jsonb[], $3 priority int[], $4 start_at timestamptz[], $5 start_in int[],
+ * $1 queue, $2 data: one jsonb array, an element per job (JSON null: no data), $3 priority int[], $4 start_at timestamptz[], $5 start_in int[],
  * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
  * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
  * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[], $16 dedupe_key text[],
@@ -63,7 +63,7 @@ SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_aft
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter,
   ${keyed ? FIFO_WAIT : '0'}
 FROM (
-  SELECT q.name AS queue, q.policy, i.data, coalesce(i.priority, 0) AS priority,
+  SELECT q.name AS queue, q.policy, nullif(i.data, 'null'::jsonb) AS data, coalesce(i.priority, 0) AS priority,
     CASE WHEN i.blocked_by > 0 THEN 'infinity'::timestamptz
       ELSE coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') END AS start_after,
     i.singleton_key, i.dedupe_key, i.group_id, i.group_tier, coalesce(i.blocked_by, 0) AS blocked_by, i.on_parent_failure,
@@ -81,9 +81,12 @@ FROM (
     ${keyed ? `${SIBLING_START} AS sibling_start,` : ''}
     i.ord
   FROM ${s}.queues q
-  CROSS JOIN unnest($2::jsonb[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::int[],
-    $9::boolean[], $10::int[], $11::int[], $12::int[], $13::int[], $14::int[], $15::text[], $16::text[], $17::int[], $18::int[],
-    $19::text[], $20::text[], $21::int[], $22::text[])
+  -- the data travel as one JSON array: parsed once, where a jsonb[] of JSON texts needs every quote escaped
+  -- by the client and every element parsed twice (array, then jsonb) by the server
+  CROSS JOIN ROWS FROM (jsonb_array_elements($2::jsonb), unnest($3::int[]), unnest($4::timestamptz[]), unnest($5::int[]),
+    unnest($6::text[]), unnest($7::int[]), unnest($8::int[]), unnest($9::boolean[]), unnest($10::int[]), unnest($11::int[]),
+    unnest($12::int[]), unnest($13::int[]), unnest($14::int[]), unnest($15::text[]), unnest($16::text[]), unnest($17::int[]),
+    unnest($18::int[]), unnest($19::text[]), unnest($20::text[]), unnest($21::int[]), unnest($22::text[]))
     WITH ORDINALITY AS i(data, priority, start_at, start_in, singleton_key, retry_limit, retry_delay, retry_backoff,
       retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds, dead_letter,
       dedupe_key, throttle, slot_offset, group_id, group_tier, blocked_by, on_parent_failure, ord)
