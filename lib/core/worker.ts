@@ -21,9 +21,10 @@ export interface ClaimedRow {
   claim_count: number;
   retry_limit: number;
   singleton_key: string | null;
-  created_on: Date;
-  started_on: Date;
-  start_after: Date;
+  /** Milliseconds since the epoch. */
+  created_on: number;
+  started_on: number;
+  start_after: number;
   expire_seconds: number;
   heartbeat_seconds: number | null;
 }
@@ -132,13 +133,17 @@ async function claimWith(
     rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, limit);
   }
   // RETURNING does not keep the pick's order; handlers start in claim order.
-  return rows.sort((a, b) => b.priority - a.priority || +a.start_after - +b.start_after || Number(BigInt(a.id) - BigInt(b.id)));
+  return rows.sort((a, b) => b.priority - a.priority || a.start_after - b.start_after || compareIds(a.id, b.id));
+}
+
+/** Orders bigint ids given as decimal text (no sign, no leading zeros) without parsing them. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
 export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
-  return {
-    ...(db ? { db } : {}),
+  const job: Job<T> = {
     id: row.id,
     name: row.queue,
     data: row.data as T,
@@ -146,8 +151,8 @@ export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal 
     retryCount: row.retry_count,
     retryLimit: row.retry_limit,
     singletonKey: row.singleton_key,
-    createdOn: row.created_on,
-    startedOn: row.started_on,
+    createdOn: new Date(row.created_on),
+    startedOn: new Date(row.started_on),
     expireInSeconds: row.expire_seconds,
     heartbeatSeconds: row.heartbeat_seconds,
     get signal() {
@@ -155,6 +160,8 @@ export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal 
     },
     heartbeat,
   };
+  if (db) job.db = db;
+  return job;
 }
 
 /**
@@ -619,9 +626,12 @@ export class Worker {
    */
   private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
     const { exec, statements, channel } = this.ctx;
-    const ids = batch.map((o) => o.entry.row.id);
-    const claims = batch.map((o) => o.entry.row.claim_count);
-    const anyRetryCount = batch.map(() => null);
+    // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
+    // each element). A column that is null for every job goes as one null, which unnest pads.
+    const ids = `{${batch.map((o) => o.entry.row.id).join(',')}}`;
+    const claims = `{${batch.map((o) => o.entry.row.claim_count).join(',')}}`;
+    const anyRetryCount = null;
+    const outputs = batch.some((o) => o.output !== null) ? batch.map((o) => o.output) : null;
     const write = async () => {
       const settled = failed
         ? await exec.query<{ id: string; claim_count: number }>(statements.failJobs, [
@@ -635,7 +645,7 @@ export class Worker {
             claims,
             channel,
           ])
-        : await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, batch.map((o) => o.output), this.id, claims, channel]);
+        : await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel]);
       const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };
