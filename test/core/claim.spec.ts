@@ -99,6 +99,21 @@ describe('fetch (the claim)', () => {
     expect(claims).toEqual([{ generic_plans: 12, custom_plans: 0 }]);
   });
 
+  it("a claim turns synchronous_commit off for its own transaction only, never for the engine's session", async () => {
+    const one = f.create({ poolSize: 1 });
+    await one.createQueue('async-claim');
+    await one.insert('async-claim', [{}, {}]);
+    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const [before] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
+    expect(await one.fetch('async-claim')).toHaveLength(1);
+    const [after] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
+    expect(after).toEqual(before);
+    expect(before!.s).not.toBe('off');
+    // the completion commits as the session does (durably), and carries the claim with it
+    const [job] = await one.fetch('async-claim');
+    expect((await one.complete('async-claim', job!.id)).updated).toBe(1);
+  });
+
   it("the engine's session settings hold even when the connection string carries its own options", async () => {
     const url = new URL(testUrl());
     url.searchParams.set('options', '-c statement_timeout=600000');

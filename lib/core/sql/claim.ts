@@ -22,6 +22,13 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * A row that another transaction changed and committed after this statement's snapshot is locked in its
  * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never
  * claimed twice, never lost) and stays ready for the next one.
+ *
+ * A claim commits without waiting for its WAL to reach disk (synchronous_commit off for its transaction):
+ * 0.41-0.51 ms against 0.52-0.63 ms for a one-job claim (p50, scratch sc.mjs). Nothing can be lost by it.
+ * A server crash may forget a claim, and the job is then back where it was, to run again (at least once,
+ * as after a worker's crash; the old attempt's result no longer passes the fence). Any later durable commit
+ * (a completion, a failure) flushes the WAL up to itself, so a job is never completed on disk while its claim
+ * is not.
  */
 const CLAIM_UPDATE = (s: string) => `
 UPDATE ${s}.jobs j SET
@@ -32,6 +39,7 @@ UPDATE ${s}.jobs j SET
   lease_until = statement_timestamp() + j.expire_seconds * interval '1 second',
   heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 WHERE j.queue = $1 AND j.ctid = ANY (ARRAY(SELECT next.tid FROM next))
+  AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   -- times as milliseconds since the epoch: a number is far cheaper to print and to parse than a timestamp
   (extract(epoch FROM j.created_on) * 1000)::float8 AS created_on, (extract(epoch FROM j.started_on) * 1000)::float8 AS started_on,
