@@ -14,12 +14,20 @@ interface PgQueryable {
 
 /**
  * Session settings of the connections the engine opens itself (run when each connects):
- * - plan_cache_mode: each prepared statement is planned once per connection, for any values (a generic
+ * - plan_cache_mode: a prepared statement is planned once per connection, for any values (a generic
  *   plan), and never again. Planning was the largest part of a small statement: 0.46 ms of a claim of
  *   200 and 1.1 ms of its completion (EXPLAIN ANALYZE); a one-job claim took 1.48 ms planned for its
- *   values and 0.81 ms with the generic plan (p50, scratch single.mjs, machine PG15). The generic plans
- *   of the hot statements are tested (test/core/claim.spec.ts) to walk the ready index in claim order,
- *   statistics or not, and stop at the batch.
+ *   values and 0.81 ms with the generic plan (p50, scratch single.mjs, machine PG15). But a plan made
+ *   once is often made while the jobs table is small, and kept until an ANALYZE replans it: a queue's
+ *   table goes from empty to millions of rows and back. So only statements whose plan cannot depend on
+ *   the table's size are prepared (PLAN_ONCE in pg-queue.ts: the claims, which walk the ready index and
+ *   update by tid, and the inserts, which scan no jobs); test/core/claim.spec.ts plans them on an empty
+ *   table, grows it, and checks what a run reads. Every other statement is unnamed, planned on each run
+ *   for the table as it is then.
+ * - enable_seqscan: a sequential scan in a plan made on a small table would read the whole table on every
+ *   run once it has grown, and the claim's update by tid has no other plan to fall back to. Every
+ *   statement of the engine reads jobs through an index or by tid (where a table has no other path,
+ *   PostgreSQL still scans it).
  * - enable_bitmapscan: a table without statistics yet (a new queue's first burst: autovacuum has not
  *   analysed it) is estimated at a few rows, and the planner would read the whole backlog through a bitmap
  *   scan and sort it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
@@ -32,7 +40,7 @@ interface PgQueryable {
  * `options` replace the config's). With `preparedStatements: false` (transaction-mode poolers, which
  * refuse or drop session settings) neither they nor prepared statements are used.
  */
-export const ENGINE_SESSION = '-c plan_cache_mode=force_generic_plan -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
+export const ENGINE_SESSION = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
 
 /** The pool settings that open connections with ENGINE_SESSION, keeping the connection string's options. */
 export function withEngineSession(connectionString: string): { connectionString: string; options?: string } {
@@ -50,7 +58,7 @@ export function withEngineSession(connectionString: string): { connectionString:
 const statementNames = new Map<string, string>();
 
 /** A prepared statement's name, derived from its text: the same text always gets the same name. */
-function statementName(text: string): string {
+export function statementName(text: string): string {
   let name = statementNames.get(text);
   if (name === undefined) {
     name = `pgq_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
@@ -60,17 +68,20 @@ function statementName(text: string): string {
 }
 
 /**
- * An executor over a pg Pool or client. With `prepared`, each statement is prepared once per connection
- * (named after its text); only for connections that ran ENGINE_SESSION. Otherwise statements are unnamed.
+ * An executor over a pg Pool or client. A statement whose text is in `planOnce` is prepared once per
+ * connection (named after its text) and runs its generic plan; only for connections that ran
+ * ENGINE_SESSION. Every other statement is unnamed: planned on each run, for the table as it is then.
  */
-export function pgExecutor(target: PgQueryable, prepared = false): Executor {
+export function pgExecutor(target: PgQueryable, planOnce: ReadonlySet<string> = NONE): Executor {
   return {
     async query<R>(text: string, values: unknown[] = []) {
-      const result = await target.query(prepared ? { name: statementName(text), text, values } : { text, values });
+      const result = await target.query(planOnce.has(text) ? { name: statementName(text), text, values } : { text, values });
       return result.rows as R[];
     },
   };
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 interface DrizzleLike {
   execute(query: unknown): Promise<unknown>;

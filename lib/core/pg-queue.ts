@@ -117,7 +117,7 @@ export class PgQueue extends EventEmitter {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.exec = pgExecutor(this.pool, cfg.connectionString !== null && cfg.preparedStatements);
+    this.exec = pgExecutor(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? planOnce(this.statements) : undefined);
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
       this.supervisor = new Supervisor(
@@ -818,6 +818,23 @@ function parseRefs(ids: JobRef | JobRef[]): { id: string; retryCount: number | n
     }
     throw new InvalidOptionError(field, 'a job id (a string of digits from 1 to 9223372036854775807) or { id, retryCount }', ref);
   });
+}
+
+/**
+ * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
+ * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid) and the
+ * inserts (no scan of jobs). A test plans each on an empty table, grows the table, and checks what a run reads.
+ */
+function planOnce(st: Statements): ReadonlySet<string> {
+  return new Set([
+    st.claimJobs,
+    st.claimJobsOnePerKey,
+    st.claimJobsKeyFifo,
+    st.insertJobs,
+    st.insertJobsUnchecked,
+    st.insertJobsKeyed,
+    st.insertJobsKeyedUnchecked,
+  ]);
 }
 
 function changed(requested: number, rows: { id: string }[]): ChangeResult {

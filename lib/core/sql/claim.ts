@@ -11,14 +11,16 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * The claims read statement_timestamp(), not now(): a limited claim runs in a transaction that first
  * waits for the queue's lock, and now() would be the time that wait began.
  *
- * `next` carries each row's ctid (`tid`) from the pick that locked it, and the update fetches the rows by
- * those (a Tid Scan over the array) instead of probing the primary key again: a locked row cannot move.
- * The claim of 200 rows took 3.3 ms this way against 7.8 ms through the key (bench in the commit message).
- * The tids go in as an array, not as a join with `next`: the engine's generic plan (see db.ts) of a join
- * guessed the batch from LIMIT $2 and, on a queue with a partition of its own and statistics, hashed the
- * whole partition on every claim; a Tid Scan over an array has no such choice. A tid names a row only
- * within one partition, and every job of queue $1 lives in the one partition that holds the queue (list
- * partitioning by queue), so with `j.queue = $1` each tid is exactly a row the pick locked.
+ * `next` carries each row's ctid (`tid`) and partition (`rel`) from the pick that locked it, and the update
+ * fetches the rows by those (a Tid Scan over the array) instead of probing the primary key again: a locked
+ * row cannot move. The claim of 200 rows took 3.3 ms this way against 7.8 ms through the key (bench in
+ * the commit message). The update names no queue on purpose. Statements are planned once (generic plans,
+ * db.ts), often while the table is small: given `j.queue = $1`, such a plan scanned every row of the queue
+ * through the primary key on each claim (3.4 ms per one-job claim with 20,000 rows, growing with the
+ * history) until an ANALYZE replanned it. With the tids as an array and no key, a Tid Scan is the only
+ * plan (the engine's sessions turn seq scans off). All the picked rows live in one partition (the queue's);
+ * a tid names a row only within a partition, so the update keeps to `rel`, the partition the pick read.
+ * Other partitions are not pruned: each looks up the tids that fall within its size and drops them.
  * A row that another transaction changed and committed after this statement's snapshot is locked in its
  * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never
  * claimed twice, never lost) and stays ready for the next one.
@@ -38,7 +40,7 @@ UPDATE ${s}.jobs j SET
   started_on = statement_timestamp(),
   lease_until = statement_timestamp() + j.expire_seconds * interval '1 second',
   heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
-WHERE j.queue = $1 AND j.ctid = ANY (ARRAY(SELECT next.tid FROM next))
+WHERE j.ctid = ANY (ARRAY(SELECT next.tid FROM next)) AND j.tableoid = (SELECT next.rel FROM next LIMIT 1)
   AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   -- times as milliseconds since the epoch: a number is far cheaper to print and to parse than a timestamp
@@ -51,7 +53,7 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
  */
 const PICK_NEXT = (s: string, where = '') => `
 WITH next AS MATERIALIZED (
-  SELECT j.queue, j.id, j.ctid AS tid
+  SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ${s}.jobs j
   WHERE ${READY}${where}
   ORDER BY j.priority DESC, j.start_after, j.id
@@ -83,7 +85,7 @@ export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s)}`;
  */
 export const claimJobsOnePerKey = (s: string) => `
 WITH candidates AS MATERIALIZED (
-  SELECT j.queue, j.id, j.ctid AS tid, j.priority, j.start_after, j.singleton_key
+  SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.priority, j.start_after, j.singleton_key
   FROM ${s}.jobs j
   WHERE ${READY}
     AND NOT EXISTS (
@@ -94,8 +96,8 @@ WITH candidates AS MATERIALIZED (
   LIMIT $2 * 4
   FOR UPDATE SKIP LOCKED
 ), next AS MATERIALIZED (
-  SELECT d.queue, d.id, d.tid FROM (
-    SELECT DISTINCT ON (c.singleton_key) c.queue, c.id, c.tid, c.priority, c.start_after
+  SELECT d.queue, d.id, d.tid, d.rel FROM (
+    SELECT DISTINCT ON (c.singleton_key) c.queue, c.id, c.tid, c.rel, c.priority, c.start_after
     FROM candidates c
     ORDER BY c.singleton_key, c.priority DESC, c.start_after, c.id
   ) d
@@ -175,7 +177,7 @@ WITH candidates AS MATERIALIZED (
     coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = c.group_tier), $6::int) AS lim
   FROM candidates c
 ), next AS MATERIALIZED (
-  SELECT j.queue, j.id, j.ctid AS tid
+  SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ranked r
   JOIN ${s}.jobs j ON j.queue = r.queue AND j.id = r.id
   WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
