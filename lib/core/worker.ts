@@ -27,6 +27,8 @@ export interface ClaimedRow {
   start_after: number;
   expire_seconds: number;
   heartbeat_seconds: number | null;
+  /** A flow parent: some job waits for this one to complete. */
+  parent: boolean;
 }
 
 /** What a worker loop needs from the engine that owns it. */
@@ -645,7 +647,9 @@ export class Worker {
             claims,
             channel,
           ])
-        : await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel]);
+        : batch.some((o) => o.entry.row.parent)
+          ? await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel])
+          : await exec.query<{ id: string; claim_count: number }>(statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims]);
       const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };

@@ -45,7 +45,10 @@ WHERE j.ctid = ANY (ARRAY(SELECT next.tid FROM next)) AND j.tableoid = (SELECT n
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   -- times as milliseconds since the epoch: a number is far cheaper to print and to parse than a timestamp
   (extract(epoch FROM j.created_on) * 1000)::float8 AS created_on, (extract(epoch FROM j.started_on) * 1000)::float8 AS started_on,
-  (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds`;
+  (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds,
+  -- a flow parent (some job waits for it): its completion must release its children (settle.ts). A flow
+  -- inserts a job and the rows of its children in one transaction, so this cannot change after the claim.
+  EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id) AS parent`;
 
 /**
  * The pick shared by the plain claims: locks the next $2 ready rows (that also meet `where`) in claim order,
