@@ -24,6 +24,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     deadLetter: text('dead_letter').references((): AnyPgColumn => queues.name),
     warningQueueSize: integer('warning_queue_size'),
     notify: boolean('notify').notNull().default(true),
+    removeOnComplete: boolean('remove_on_complete').notNull().default(false),
     retryLimit: integer('retry_limit').notNull().default(2),
     retryDelay: integer('retry_delay').notNull().default(0),
     retryBackoff: boolean('retry_backoff').notNull().default(false),

@@ -14,6 +14,7 @@ export const QUEUE_DEFAULTS = Object.freeze({
   deleteAfterSeconds: 7 * 24 * 3600,
   retentionSeconds: 14 * 24 * 3600,
   notify: true,
+  removeOnComplete: false,
 });
 
 /** Job defaults after validation: `undefined` means "inherit". */
@@ -61,9 +62,10 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   deadLetter?: string | null;
   warningQueueSize?: number | null;
   notify?: boolean;
+  removeOnComplete?: boolean;
 }
 
-const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', 'concurrencyLimit', 'rateLimit', ...JOB_DEFAULT_KEYS]);
+const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', 'removeOnComplete', 'concurrencyLimit', 'rateLimit', ...JOB_DEFAULT_KEYS]);
 const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
@@ -78,6 +80,7 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     deadLetter: o.deadLetter === null ? null : o.deadLetter === undefined ? undefined : queueName(`${p}deadLetter`, o.deadLetter),
     warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
     notify: optBool(`${p}notify`, o.notify),
+    removeOnComplete: optBool(`${p}removeOnComplete`, o.removeOnComplete),
     concurrencyLimit: nullableInt(`${p}concurrencyLimit`, o.concurrencyLimit, 1, 100_000),
     rateLimit: parseRateLimit(`${p}rateLimit`, o.rateLimit),
   };

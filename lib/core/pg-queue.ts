@@ -222,6 +222,7 @@ export class PgQueue extends EventEmitter {
       o.concurrencyLimit ?? null,
       o.rateLimit?.count ?? null,
       o.rateLimit?.perSeconds ?? null,
+      o.removeOnComplete ?? d.removeOnComplete,
     ];
     const exec = await this.db();
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);

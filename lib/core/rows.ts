@@ -8,6 +8,7 @@ export interface QueueRow {
   dead_letter: string | null;
   warning_queue_size: number | null;
   notify: boolean;
+  remove_on_complete: boolean;
   retry_limit: number;
   retry_delay: number;
   retry_backoff: boolean;
@@ -40,6 +41,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     deadLetter: r.dead_letter,
     warningQueueSize: r.warning_queue_size,
     notify: r.notify,
+    removeOnComplete: r.remove_on_complete,
     retryLimit: r.retry_limit,
     retryDelay: r.retry_delay,
     retryBackoff: r.retry_backoff,

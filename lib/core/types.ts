@@ -34,6 +34,12 @@ export interface QueueOptions extends JobDefaults {
   warningQueueSize?: number | null;
   /** Wake idle workers with NOTIFY when jobs are inserted (default true). */
   notify?: boolean;
+  /**
+   * Delete a job when it completes instead of keeping it for `deleteAfterSeconds` (default false): its output
+   * is not kept and `getJobById` no longer finds it. A job that holds a throttle slot, or that other jobs of a
+   * flow wait for, is kept as before.
+   */
+  removeOnComplete?: boolean;
   /** At most this many active jobs of the queue across all workers and processes (default none). */
   concurrencyLimit?: number | null;
   /** At most `count` jobs started per `perSeconds` window across all workers (default none). */
@@ -88,6 +94,7 @@ export interface QueueResult {
   deadLetter: string | null;
   warningQueueSize: number | null;
   notify: boolean;
+  removeOnComplete: boolean;
   retryLimit: number;
   retryDelay: number;
   retryBackoff: boolean;

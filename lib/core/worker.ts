@@ -29,6 +29,8 @@ export interface ClaimedRow {
   heartbeat_seconds: number | null;
   /** A flow parent: some job waits for this one to complete. */
   parent: boolean;
+  /** Deleted on completion (the queue's removeOnComplete, and the job holds no throttle slot). */
+  remove: boolean;
 }
 
 /** What a worker loop needs from the engine that owns it. */
@@ -628,6 +630,16 @@ export class Worker {
    */
   private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
     const { exec, statements, channel } = this.ctx;
+    // Completions take one of three statements by kind of job (see settle.ts); a batch of mixed kinds, rare,
+    // is written one kind at a time.
+    const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : o.entry.row.remove ? 'remove' : 'keep');
+    if (!failed && batch.some((o) => kind(o) !== kind(batch[0]!))) {
+      for (const k of ['parent', 'remove', 'keep']) {
+        const part = batch.filter((o) => kind(o) === k);
+        if (part.length > 0) await this.writeOutcomes(part, false);
+      }
+      return;
+    }
     // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
     // each element). A column that is null for every job goes as one null, which unnest pads.
     const ids = `{${batch.map((o) => o.entry.row.id).join(',')}}`;
@@ -647,9 +659,9 @@ export class Worker {
             claims,
             channel,
           ])
-        : batch.some((o) => o.entry.row.parent)
+        : kind(batch[0]!) === 'parent'
           ? await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel])
-          : await exec.query<{ id: string; claim_count: number }>(statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims]);
+          : await exec.query<{ id: string; claim_count: number }>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims]);
       const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };

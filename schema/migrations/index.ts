@@ -11,5 +11,6 @@ export interface Migration {
 
 import { init } from './0001_init.js';
 import { fifoWait } from './0002_fifo_wait.js';
+import { removeOnComplete } from './0003_remove_on_complete.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete];

@@ -2,13 +2,13 @@
 
 const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds`;
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete`;
 
 /** Inserts the queue unless it exists; returns the row that is stored either way, and whether it is new. */
 export const createQueue = (s: string) => `
 WITH ins AS (
   INSERT INTO ${s}.queues (${QUEUE_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
   ON CONFLICT (name) DO NOTHING
   RETURNING ${QUEUE_COLUMNS}, true AS created
 )
@@ -22,6 +22,7 @@ UPDATE ${s}.queues SET
   dead_letter = CASE WHEN $2::jsonb ? 'deadLetter' THEN $2::jsonb->>'deadLetter' ELSE dead_letter END,
   warning_queue_size = CASE WHEN $2::jsonb ? 'warningQueueSize' THEN ($2::jsonb->>'warningQueueSize')::int ELSE warning_queue_size END,
   notify = CASE WHEN $2::jsonb ? 'notify' THEN ($2::jsonb->>'notify')::boolean ELSE notify END,
+  remove_on_complete = CASE WHEN $2::jsonb ? 'removeOnComplete' THEN ($2::jsonb->>'removeOnComplete')::boolean ELSE remove_on_complete END,
   retry_limit = CASE WHEN $2::jsonb ? 'retryLimit' THEN ($2::jsonb->>'retryLimit')::int ELSE retry_limit END,
   retry_delay = CASE WHEN $2::jsonb ? 'retryDelay' THEN ($2::jsonb->>'retryDelay')::int ELSE retry_delay END,
   retry_backoff = CASE WHEN $2::jsonb ? 'retryBackoff' THEN ($2::jsonb->>'retryBackoff')::boolean ELSE retry_backoff END,

@@ -7,8 +7,16 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESC
  * retry_count. A stale worker gets 0 rows.
  */
 
-/** The fenced completion, as the CTE `done` (left open for what follows it). */
-const COMPLETE = (s: string) => `
+/** The rows a completion may change: fenced to the attempt ($1 queue; see completeJobs for the rest). */
+const COMPLETABLE = `j.queue = $1 AND j.id = u.id AND j.state = 'active'
+  AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
+  AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
+  AND ($5::text IS NULL OR j.worker_id = $5::text)`;
+
+const ATTEMPTS = `unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[]) AS u(id, retry_count, output, claim_count)`;
+
+/** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
+const COMPLETE = (s: string, keep = 'true') => `
 WITH done AS (
 UPDATE ${s}.jobs j SET
   state = 'completed',
@@ -17,34 +25,58 @@ UPDATE ${s}.jobs j SET
   lease_until = NULL,
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
-FROM unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[]) AS u(id, retry_count, output, claim_count)
-WHERE j.queue = $1 AND j.id = u.id AND j.state = 'active'
-  AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
-  AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
-  AND ($5::text IS NULL OR j.worker_id = $5::text)
+FROM ${ATTEMPTS}
+WHERE ${COMPLETABLE} AND ${keep}
 RETURNING j.queue, j.id, j.claim_count`;
+
+/**
+ * removeOnComplete: the queue deletes its jobs when they complete, but for a job that holds a throttle slot
+ * (kept so the slot stays taken) and a flow parent (kept: its children's release reads it).
+ */
+const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false)
+  AND j.singleton_on IS NULL
+  AND NOT EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id)`;
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
  * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any), $7 channel
  *
- * Children (flow) whose last parent this completes become runnable, and their queues are notified.
+ * A queue with removeOnComplete deletes the jobs it may (REMOVABLE) and completes the others. Children (flow)
+ * whose last parent this completes become runnable, and their queues are notified. The worker's own
+ * completions, for jobs it knows to be no flow parent, go through completeLeafJobs or removeLeafJobs.
  */
-export const completeJobs = (s: string) => `${COMPLETE(s)}
+export const completeJobs = (s: string) => `${COMPLETE(s, `NOT (${REMOVABLE(s)})`)}
+), removed AS (
+  DELETE FROM ${s}.jobs j USING ${ATTEMPTS}
+  WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
+  RETURNING j.id, j.claim_count
 ), ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
 SELECT done.id::text, done.claim_count,
   (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r) AS woke
-FROM done`;
+FROM done
+UNION ALL
+SELECT removed.id::text, removed.claim_count, NULL FROM removed`;
 
 /**
- * completeJobs for attempts of jobs no other job waits for (the claim says which: ClaimedRow.parent): the
- * same fenced update without the flow's release of children, which took 0.74 of 2.6 ms planning a
- * completion of 50 (and 0.31 of 1.9 ms without it; scratch plantime.mjs). Same parameters but $7.
+ * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
+ * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children,
+ * which took 0.74 of 2.6 ms planning a completion of 50 (and 0.31 of 1.9 ms without it; scratch
+ * plantime.mjs). Parameters $1-$6 of completeJobs.
  */
 export const completeLeafJobs = (s: string) => `${COMPLETE(s)}
 )
 SELECT done.id::text, done.claim_count FROM done`;
+
+/**
+ * The worker's completion for a queue with removeOnComplete: the attempts' jobs are deleted (fenced as a
+ * completion is), for jobs that their claim found removable and that no other job waits for. Parameters
+ * $1-$6 of completeJobs ($4, the outputs, are not kept).
+ */
+export const removeLeafJobs = (s: string) => `
+DELETE FROM ${s}.jobs j USING ${ATTEMPTS}
+WHERE ${COMPLETABLE}
+RETURNING j.id::text, j.claim_count`;
 
 /**
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
