@@ -145,25 +145,50 @@ function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
+/**
+ * The job a handler receives. A class, so that `signal` is a getter on the prototype: an object literal
+ * with a getter took 0.9 µs to build against 0.01 µs without (scratch timers.mjs), on every job.
+ */
+class ClaimedJob<T> implements Job<T> {
+  readonly id: string;
+  readonly name: string;
+  readonly data: T;
+  readonly priority: number;
+  readonly retryCount: number;
+  readonly retryLimit: number;
+  readonly singletonKey: string | null;
+  readonly createdOn: Date;
+  readonly startedOn: Date;
+  readonly expireInSeconds: number;
+  readonly heartbeatSeconds: number | null;
+  readonly heartbeat: () => Promise<void>;
+  db?: PoolClient;
+  readonly #abort: { readonly signal: AbortSignal };
+
+  constructor(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>) {
+    this.id = row.id;
+    this.name = row.queue;
+    this.data = row.data as T;
+    this.priority = row.priority;
+    this.retryCount = row.retry_count;
+    this.retryLimit = row.retry_limit;
+    this.singletonKey = row.singleton_key;
+    this.createdOn = new Date(row.created_on);
+    this.startedOn = new Date(row.started_on);
+    this.expireInSeconds = row.expire_seconds;
+    this.heartbeatSeconds = row.heartbeat_seconds;
+    this.heartbeat = heartbeat;
+    this.#abort = abort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+}
+
 /** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
 export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
-  const job: Job<T> = {
-    id: row.id,
-    name: row.queue,
-    data: row.data as T,
-    priority: row.priority,
-    retryCount: row.retry_count,
-    retryLimit: row.retry_limit,
-    singletonKey: row.singleton_key,
-    createdOn: new Date(row.created_on),
-    startedOn: new Date(row.started_on),
-    expireInSeconds: row.expire_seconds,
-    heartbeatSeconds: row.heartbeat_seconds,
-    get signal() {
-      return abort.signal;
-    },
-    heartbeat,
-  };
+  const job = new ClaimedJob<T>(row, abort, heartbeat);
   if (db) job.db = db;
   return job;
 }
@@ -232,8 +257,8 @@ interface Running {
   abort: LazyAbort;
   /** The handler holds a slot: it has not returned, been cut off or been handed back. */
   busy: boolean;
-  /** Aborts the handler when its lease (expireInSeconds) runs out. */
-  leaseTimer: NodeJS.Timeout;
+  /** When the lease (expireInSeconds, from the claim) runs out, in ms since the epoch: see sweepLeases. */
+  leaseEnd: number;
   /** Shutdown asked this handler to stop: if it throws now, the job is handed back, not failed. */
   stopRequested: boolean;
   /** The job was handed back: the handler's result is ignored. */
@@ -281,9 +306,9 @@ class OutcomeBatcher {
 
   constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
 
-  add(outcome: Outcome): Promise<void> {
+  add(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
     return new Promise((resolve) => {
-      this.pending.push({ ...outcome, resolve });
+      this.pending.push({ entry, output, failure, resolve });
       if (!this.writing) {
         this.writing = true;
         setImmediate(() => void this.flush());
@@ -333,6 +358,9 @@ export class Worker {
   private aheadPaused = false;
   /** Handlers holding a slot (see Running.busy). */
   private busyCount = 0;
+  /** The lease timer of the running handlers (see armLeaseSweep), and when it fires. */
+  private leaseSweep: NodeJS.Timeout | null = null;
+  private leaseSweepAt = Infinity;
   private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
   private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
@@ -499,20 +527,44 @@ export class Worker {
   private execute(row: ClaimedRow, claimedAt: number): void {
     const abort = new LazyAbort();
     const key = `${row.id}:${row.claim_count}`;
-    const entry: Running = { key, row, abort, busy: true, leaseTimer: undefined as unknown as NodeJS.Timeout, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
-    this.busyCount++;
     // The lease began at the claim, not when the job left the local queue.
-    entry.leaseTimer = setTimeout(() => this.expire(entry), row.expire_seconds * 1000 - (Date.now() - claimedAt));
+    const leaseEnd = claimedAt + row.expire_seconds * 1000;
+    const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    this.busyCount++;
     this.running.set(key, entry);
+    if (leaseEnd < this.leaseSweepAt) this.armLeaseSweep(leaseEnd);
     if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
     entry.done = this.handle(entry).finally(() => {
-      clearTimeout(entry.leaseTimer);
       if (this.running.get(key) === entry) this.running.delete(key);
       this.unbusy(entry);
       this.startWaiting();
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
     });
+  }
+
+  /**
+   * One timer per worker for the leases of its running handlers, set for the soonest (a timer per job cost
+   * about 1 µs and an allocation per job). When it fires, every handler past its lease is expired, and it is
+   * set again for the soonest of the others. A handler that returns leaves it as it is: the sweep skips it.
+   */
+  private armLeaseSweep(at: number): void {
+    if (this.leaseSweep) clearTimeout(this.leaseSweep);
+    this.leaseSweepAt = at;
+    this.leaseSweep = setTimeout(() => this.sweepLeases(), Math.max(0, at - Date.now()));
+  }
+
+  private sweepLeases(): void {
+    this.leaseSweep = null;
+    this.leaseSweepAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const entry of this.running.values()) {
+      if (entry.settling || entry.released) continue;
+      if (entry.leaseEnd <= now) this.expire(entry);
+      else next = Math.min(next, entry.leaseEnd);
+    }
+    if (next < Infinity && !this.stopped) this.armLeaseSweep(next);
   }
 
   /**
@@ -621,7 +673,7 @@ export class Worker {
       });
       return;
     }
-    await (failure ? this.failures : this.completions).add({ entry, output, failure });
+    await (failure ? this.failures : this.completions).add(entry, output, failure);
   }
 
   /**
@@ -810,7 +862,6 @@ export class Worker {
     if (unfinished.length > 0) {
       for (const r of unfinished) {
         r.released = true;
-        clearTimeout(r.leaseTimer);
         this.running.delete(r.key);
         this.unbusy(r);
       }
@@ -823,6 +874,8 @@ export class Worker {
     }
     await settledAll();
     this.stopped = true;
+    if (this.leaseSweep) clearTimeout(this.leaseSweep);
+    this.leaseSweep = null;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatTimer = null;
     await this.beating;
