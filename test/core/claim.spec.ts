@@ -155,6 +155,8 @@ describe('fetch (the claim)', () => {
     expect(plan).toMatch(/Index Scan using \S+_priority_start_after_id_idx/);
     expect(plan).toMatch(/Tid Scan/);
     expect(plan).not.toMatch(/Seq Scan|Bitmap|jobs\S*_pkey|->\s+Sort\s+\(/);
+    // whether a job is a flow parent: one probe of job_deps per claimed row, never all of it hashed
+    expect(plan).toMatch(/job_deps_pkey on job_deps d[^\n]*\n\s*Index Cond: \(\(parent_queue = /);
     expect(plan).toMatch(/actual time=\S+ rows=5 loops=1/); // it claimed five
     const buffers = Math.max(...[...plan.matchAll(/shared hit=(\d+)/g)].map((m) => Number(m[1])));
     expect(buffers).toBeLessThan(100); // 20,000 rows in the table: a scan of the queue would read hundreds of pages

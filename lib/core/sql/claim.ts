@@ -48,7 +48,8 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds,
   -- a flow parent (some job waits for it): its completion must release its children (settle.ts). A flow
   -- inserts a job and the rows of its children in one transaction, so this cannot change after the claim.
-  EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id) AS parent,
+  -- One probe per row (LIMIT 1): as EXISTS, the plan made once read all of job_deps into a hash per claim.
+  coalesce((SELECT true FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), false) AS parent,
   -- removeOnComplete, as the queue says at the claim; a job holding a throttle slot is kept (the slot stays taken)
   coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false) AND j.singleton_on IS NULL AS remove`;
 

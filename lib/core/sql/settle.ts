@@ -35,7 +35,7 @@ RETURNING j.queue, j.id, j.claim_count`;
  */
 const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false)
   AND j.singleton_on IS NULL
-  AND NOT EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id)`;
+  AND coalesce((SELECT false FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), true)`;
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
