@@ -69,6 +69,17 @@ const SYSTEMS = [
     settingsText: `PgQueue ${json(PGQUEUE.engine)}, work ${json(PGQUEUE.work)} (memory workload: concurrency ${WORKLOADS.memoryConcurrency})`,
   },
   {
+    // The same engine with the queue option that deletes each job when it completes, as Graphile Worker always
+    // does (pgqueue keeps completed jobs for deleteAfterSeconds by default). Measured where completions cost.
+    id: 'pgqueue-remove',
+    kind: 'pgqueue-variant',
+    file: 'pgqueue.mjs',
+    args: ['--remove-on-complete', 'true'],
+    workloads: ['drain', 'scale'],
+    label: `pgqueue ${version('nestjs-pgqueue')} with removeOnComplete (concurrency ${PGQUEUE.work.concurrency}, batch ${PGQUEUE.work.batchSize})`,
+    settingsText: `as pgqueue, and the queue created with \`{ removeOnComplete: true }\`: a completed job is deleted`,
+  },
+  {
     id: 'graphile-worker',
     kind: 'pg-peer',
     file: 'graphile-worker.mjs',

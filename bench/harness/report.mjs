@@ -141,7 +141,7 @@ const WORKLOAD_NOTES = (sizes) => [
 
 function ratios(systems, results, columns) {
   const out = ['## pgqueue against each peer', ''];
-  const others = systems.filter((s) => s.id !== 'pgqueue');
+  const others = systems.filter((s) => s.id !== 'pgqueue' && s.kind !== 'pgqueue-variant');
   if (!systems.some((s) => s.id === 'pgqueue') || others.length === 0) return [...out, 'pgqueue or its peers were not part of this run.'];
   out.push('pgqueue\'s median ÷ the other system\'s median. Throughput (rows/s, jobs/s, sends/s): above 1 means pgqueue is faster. Latency (ms): below 1 means pgqueue is faster.');
   out.push('');
@@ -178,6 +178,7 @@ function targets(systems, results, settings) {
   const max = (list, key, metric) => best(list, key, metric, (a, b) => a > b);
   const min = (list, key, metric) => best(list, key, metric, (a, b) => a < b);
   const verdict = (ok) => (ok ? '**PASS**' : '**FAIL**');
+  const variantRatio = (mine, other, factor) => (other === null ? ', not compared with' : ` = ${(mine / other.value).toFixed(2)}× (${mine / other.value >= factor ? 'meets' : 'misses'} ≥ ${factor}×)`);
   const check = (title, mine, other, { factor, atLeast, unit }) => {
     if (mine === null) return `- ${title}: not measured (pgqueue's figure is missing)`;
     if (other === null) return `- ${title}: not measured (no figure to compare with)`;
@@ -190,6 +191,11 @@ function targets(systems, results, settings) {
   const ceiling = sameBatch.length ? sameBatch : raws;
   out.push(check('**Drain** ≥ 1.5× the best peer', med(results, P, 'drain', 'jobsPerSec'), max(peers, 'drain', 'jobsPerSec'), { factor: 1.5, atLeast: true, unit: 'jobs/s' }));
   out.push(check(`**Drain** ≥ 70% of the raw-SQL ceiling at batch ${settings.pgqueueBatch}`, med(results, P, 'drain', 'jobsPerSec'), max(ceiling, 'drain', 'jobsPerSec'), { factor: 0.7, atLeast: true, unit: 'jobs/s' }));
+  for (const v of of(['pgqueue-variant'])) {
+    const mine = med(results, v.id, 'drain', 'jobsPerSec');
+    if (mine === null) continue;
+    out.push(`  - ${v.label}: drain ${fmt(mine)} jobs/s${variantRatio(mine, max(peers, 'drain', 'jobsPerSec'), 1.5)} the best peer${variantRatio(mine, max(ceiling, 'drain', 'jobsPerSec'), 0.7)} the raw-SQL ceiling`);
+  }
   out.push(check('**Bulk insert** ≥ 1.5× the best peer', med(results, P, 'insert', 'rowsPerSec'), max(peers, 'insert', 'rowsPerSec'), { factor: 1.5, atLeast: true, unit: 'rows/s' }));
   out.push(check('**Bulk insert** ≥ 80% of the raw-SQL row', med(results, P, 'insert', 'rowsPerSec'), max(raws, 'insert', 'rowsPerSec'), { factor: 0.8, atLeast: true, unit: 'rows/s' }));
   out.push(check('**Steady** sends/s ≥ the best PostgreSQL peer', med(results, P, 'steady', 'sendsPerSec'), max(pgPeers, 'steady', 'sendsPerSec'), { factor: 1, atLeast: true, unit: 'sends/s' }));
@@ -214,6 +220,12 @@ function targets(systems, results, settings) {
   else {
     const ok = scale.every((x, i) => i === 0 || x.v >= scale[i - 1].v);
     out.push(`- **Scale**, throughput does not fall as processes are added: ${scale.map((x) => `${x.p} → ${fmt(x.v)} jobs/s`).join(', ')}: ${verdict(ok)}`);
+  }
+  for (const v of of(['pgqueue-variant'])) {
+    const sv = settings.scaleProcesses.map((p) => ({ p, v: med(results, v.id, `scale-${p}`, 'jobsPerSec') }));
+    if (sv.some((x) => x.v === null)) continue;
+    const ok = sv.every((x, i) => i === 0 || x.v >= sv[i - 1].v);
+    out.push(`  - ${v.label}: ${sv.map((x) => `${x.p} → ${fmt(x.v)} jobs/s`).join(', ')} (${ok ? 'does not fall' : 'falls'})`);
   }
   const flat = med(results, P, 'flat', 'ratio');
   if (flat === null) out.push('- **Flat claim cost**: not measured');

@@ -20,7 +20,8 @@ await runChild({
     // The bench's own connection: counts and the flat workload's bulk statements.
     const probe = new pg.Pool({ connectionString: ctx.url, max: 1 });
     return {
-      setup: () => q.createQueue(ctx.queue),
+      // --remove-on-complete: the queue deletes each job when it completes (as Graphile Worker always does)
+      setup: () => q.createQueue(ctx.queue, ctx.args['remove-on-complete'] ? { removeOnComplete: true } : undefined),
       insert: (datas) => q.insert(ctx.queue, datas.map((data) => ({ data }))),
       send: (data) => q.send(ctx.queue, data),
       async work(onJob, options = {}) {
