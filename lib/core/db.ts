@@ -20,10 +20,11 @@ interface PgQueryable {
  *   values and 0.81 ms with the generic plan (p50, scratch single.mjs, machine PG15). But a plan made
  *   once is often made while the jobs table is small, and kept until an ANALYZE replans it: a queue's
  *   table goes from empty to millions of rows and back. So only statements whose plan cannot depend on
- *   the table's size are prepared (PLAN_ONCE in pg-queue.ts: the claims, which walk the ready index and
+ *   the table's size are prepared (planOnce in pg-queue.ts: the claims, which walk the ready index and
  *   update by tid, and the inserts, which scan no jobs); test/core/claim.spec.ts plans them on an empty
- *   table, grows it, and checks what a run reads. Every other statement is unnamed, planned on each run
- *   for the table as it is then.
+ *   table, grows it, and checks what a run reads. Every other statement is unnamed: planned on each run
+ *   for the table as it is then, and (this setting applies to unnamed statements too) for any values, so
+ *   a statement must not leave to the planner what only the values decide (see READY in sql/claim.ts).
  * - enable_seqscan: a sequential scan in a plan made on a small table would read the whole table on every
  *   run once it has grown, and the claim's update by tid has no other plan to fall back to. Every
  *   statement of the engine reads jobs through an index or by tid (where a table has no other path,

@@ -162,7 +162,8 @@ class ClaimedJob<T> implements Job<T> {
   readonly expireInSeconds: number;
   readonly heartbeatSeconds: number | null;
   readonly heartbeat: () => Promise<void>;
-  db?: PoolClient;
+  /** Set only for a transactional handler (a declared field: no own `db` property otherwise). */
+  declare db?: PoolClient;
   readonly #abort: { readonly signal: AbortSignal };
 
   constructor(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>) {

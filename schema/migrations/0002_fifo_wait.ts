@@ -2,7 +2,7 @@ import type { Migration } from './index.js';
 
 /**
  * The settings of the functions below, whose every query is a probe of one key's jobs through an index: plans
- * kept per session (generic: the engine's sessions force custom plans, and the insert trigger runs once per job
+ * kept per session (generic, whatever the session's plan_cache_mode: the insert trigger runs once per job
  * of a bulk insert), and never a sequential or bitmap scan, whatever the statistics say (a new queue's partition
  * has none yet, and a plan made then would be kept for the session).
  */
