@@ -556,7 +556,7 @@ export class PgQueue extends EventEmitter {
     const rows = await claimJobs(ctx, name, await this.profileOf(exec, name), batchSize, this.fetcherId, { minPriority, maxPriority });
     return rows.map((row) =>
       toJob<T>(row, new LazyAbort(), async () => {
-        await exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId]);
+        await exec.query(this.statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId, [row.stamp]]);
       }),
     );
   }
@@ -574,6 +574,7 @@ export class PgQueue extends EventEmitter {
       null,
       refs.map(() => null),
       this.config.channel,
+      null,
     ]);
     return changed(refs.length, rows);
   }
@@ -594,6 +595,7 @@ export class PgQueue extends EventEmitter {
       null,
       refs.map(() => null),
       this.config.channel,
+      null,
     ]).catch((err) => {
       throw keyTaken(err, name, list);
     });

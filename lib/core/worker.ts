@@ -21,6 +21,8 @@ export interface ClaimedRow {
   claim_count: number;
   retry_limit: number;
   singleton_key: string | null;
+  /** The attempt's stamp: started_on in microseconds since the epoch, as decimal text (see STAMPED). */
+  stamp: string;
   /** Milliseconds since the epoch. */
   created_on: number;
   started_on: number;
@@ -252,7 +254,7 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
 }
 
 interface Running {
-  /** `id:claim_count`: one attempt. The same job may be re-claimed while a stale attempt still runs. */
+  /** `id:claim_count:stamp`: one attempt. The same job may be re-claimed while a stale attempt still runs. */
   key: string;
   row: ClaimedRow;
   abort: LazyAbort;
@@ -527,7 +529,7 @@ export class Worker {
 
   private execute(row: ClaimedRow, claimedAt: number): void {
     const abort = new LazyAbort();
-    const key = `${row.id}:${row.claim_count}`;
+    const key = `${row.id}:${row.claim_count}:${row.stamp}`;
     // The lease began at the claim, not when the job left the local queue.
     const leaseEnd = claimedAt + row.expire_seconds * 1000;
     const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
@@ -613,7 +615,7 @@ export class Worker {
     if (tx && !failure) {
       // The completion joins the handler's transaction: both commit, or neither does.
       try {
-        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel]);
+        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel, [row.stamp]]);
         if (done.rowCount === 0) {
           await this.closeTransaction(tx, false);
           return this.stale(row);
@@ -686,6 +688,13 @@ export class Worker {
     // Completions take one of three statements by kind of job (see settle.ts); a batch of mixed kinds, rare,
     // is written one kind at a time.
     const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : o.entry.row.remove ? 'remove' : 'keep');
+    // Two attempts of one job and claim count (a claim that a server crash forgot, then claimed again) are
+    // written apart: the statements report what they wrote by id and claim count.
+    const seen = new Set(batch.map((o) => `${o.entry.row.id}:${o.entry.row.claim_count}`));
+    if (batch.length > 1 && seen.size < batch.length) {
+      for (const o of batch) await this.writeOutcomes([o], failed);
+      return;
+    }
     if (!failed && batch.some((o) => kind(o) !== kind(batch[0]!))) {
       for (const k of ['parent', 'remove', 'keep']) {
         const part = batch.filter((o) => kind(o) === k);
@@ -697,6 +706,7 @@ export class Worker {
     // each element). A column that is null for every job goes as one null, which unnest pads.
     const ids = `{${batch.map((o) => o.entry.row.id).join(',')}}`;
     const claims = `{${batch.map((o) => o.entry.row.claim_count).join(',')}}`;
+    const stamps = `{${batch.map((o) => o.entry.row.stamp).join(',')}}`;
     const anyRetryCount = null;
     const outputs = batch.some((o) => o.output !== null) ? batch.map((o) => o.output) : null;
     const write = async () => {
@@ -711,12 +721,13 @@ export class Worker {
             this.id,
             claims,
             channel,
+            stamps,
           ])
         : kind(batch[0]!) === 'parent'
-          ? await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel])
-          : await exec.query<{ id: string; claim_count: number }>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims]);
+          ? await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
+          : await exec.query<{ id: string; claim_count: number }>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
       const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
-      for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
+      for (const o of batch) if (!written.has(`${o.entry.row.id}:${o.entry.row.claim_count}`)) this.stale(o.entry.row);
     };
     try {
       await write();
@@ -792,7 +803,7 @@ export class Worker {
     try {
       const held = await this.ctx.exec.query<{ id: string }>(
         this.ctx.statements.heartbeatJobs,
-        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id],
+        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id, entries.map((r) => r.row.stamp)],
       );
       const alive = new Set(held.map((r) => r.id));
       for (const r of entries) {
@@ -805,7 +816,7 @@ export class Worker {
   }
 
   private async heartbeat(entry: Running): Promise<void> {
-    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.claim_count], this.id]);
+    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.claim_count], this.id, [entry.row.stamp]]);
     if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
@@ -819,6 +830,7 @@ export class Worker {
       rows.map((r) => r.claim_count),
       this.id,
       this.ctx.channel,
+      rows.map((r) => r.stamp),
     ]);
   }
 

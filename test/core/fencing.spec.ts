@@ -27,6 +27,35 @@ describe('fencing', () => {
     expect(await stalled.getJobById('fence', id)).toMatchObject({ state: 'completed', output: 'the newer result', retryCount: 1 });
   });
 
+  it('a claim the server forgot (a crash before its commit reached disk) does not let the old attempt settle the new one', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('fence.forgotten');
+    const id = (await q.send('fence.forgotten', {}))!;
+    const gates: (() => void)[] = [];
+    const started: string[] = [];
+    await q.work('fence.forgotten', { pollingIntervalSeconds: 0.05, concurrency: 2 }, async () => {
+      const attempt = `attempt ${started.length + 1}`;
+      started.push(attempt);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return attempt;
+    });
+    await until(() => started.length === 1, 'the first attempt runs');
+    // What recovery leaves of a claim whose commit was lost: the job as it was before the claim.
+    await f.sql(`UPDATE $schema.jobs SET state = 'created', claim_count = claim_count - 1, worker_id = NULL, started_on = NULL,
+      lease_until = NULL, heartbeat_until = NULL WHERE id = $1`, [id]);
+    // The same worker claims it again: same id, same claim count, same worker id; only started_on differs.
+    await until(() => started.length === 2, 'the second attempt runs');
+    const [{ claims }] = (await f.sql<{ claims: number }>('SELECT claim_count AS claims FROM $schema.jobs WHERE id = $1', [id])) as [{ claims: number }];
+    expect(claims).toBe(1);
+    gates[0]!(); // the first attempt returns while the second still runs: its result must be refused
+    await until(() => q.counters.staleResults === 1, 'the first result refused');
+    expect(await q.getJobById('fence.forgotten', id)).toMatchObject({ state: 'active', output: null });
+    gates[1]!();
+    await until(async () => (await q.getJobById('fence.forgotten', id))!.state === 'completed', 'the second attempt completed');
+    expect((await q.getJobById('fence.forgotten', id))!.output).toBe('attempt 2');
+    await q.stopWorkers();
+  });
+
   it("a job completed in the instant between the reaper's read and its write stays completed", async () => {
     await stalled.createQueue('race');
     const id = (await stalled.send('race', {}))!;

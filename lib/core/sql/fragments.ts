@@ -98,3 +98,11 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
   WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
   RETURNING j.id
 )`;
+
+/**
+ * A worker's fence also compares the attempt's stamp (`u.stamp`: started_on in microseconds, as its claim
+ * returned it; null: any). claim_count alone can repeat: a claim that a server crash forgets (its commit not
+ * yet on disk) leaves claim_count where it was, and the same worker may claim the job again with the same
+ * count while its first handler still runs. The new claim's started_on differs, so the old result is refused.
+ */
+export const STAMPED = `(u.stamp IS NULL OR (extract(epoch FROM j.started_on) * 1000000)::bigint = u.stamp)`;

@@ -1,4 +1,4 @@
-import { RETRY_SLOT_FREE } from './fragments.js';
+import { RETRY_SLOT_FREE, STAMPED } from './fragments.js';
 
 /** True when the stately key of row `j` has no job in `state` (other than `j`). */
 const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
@@ -10,12 +10,13 @@ const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
 
 /**
  * Heartbeat for many attempts of one worker at once; returns the attempts it still holds.
- * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id
+ * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 stamps bigint[] (see STAMPED)
  */
 export const heartbeatJobs = (s: string) => `
 UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM unnest($2::bigint[], $3::int[]) AS u(id, claim_count)
+FROM unnest($2::bigint[], $3::int[], $5::bigint[]) AS u(id, claim_count, stamp)
 WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
+  AND ${STAMPED}
 RETURNING j.id::text`;
 
 /**
@@ -23,7 +24,7 @@ RETURNING j.id::text`;
  * takes them now instead of after the lease runs out; wakes that instance with a NOTIFY. Jobs of short
  * queues go to `retry` (a slot short does not limit); a stately job goes to whichever of its key's created
  * and retry slots is free, and stays active (its lease decides) only when both are taken.
- * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 channel
+ * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 channel, $6 stamps bigint[] (see STAMPED)
  */
 export const releaseJobs = (s: string) => `
 WITH released AS (
@@ -38,9 +39,9 @@ WITH released AS (
     started_on = NULL,
     lease_until = NULL,
     heartbeat_until = NULL
-  FROM unnest($2::bigint[], $3::int[]) AS u(id, claim_count)
+  FROM unnest($2::bigint[], $3::int[], $6::bigint[]) AS u(id, claim_count, stamp)
   WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
-    AND (${RETRY_SLOT_FREE(s)} OR ${SLOT_FREE(s, 'created')})
+    AND ${STAMPED} AND (${RETRY_SLOT_FREE(s)} OR ${SLOT_FREE(s, 'created')})
   RETURNING j.id
 )
 SELECT released.id::text, pg_notify($5, $1)::text AS notified FROM released`;

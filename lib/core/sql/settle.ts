@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMPED } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -11,12 +11,13 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESC
 const COMPLETABLE = `j.queue = $1 AND j.id = u.id AND j.state = 'active'
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
-  AND ($5::text IS NULL OR j.worker_id = $5::text)`;
+  AND ($5::text IS NULL OR j.worker_id = $5::text) AND ${STAMPED}`;
 
-const ATTEMPTS = `unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[]) AS u(id, retry_count, output, claim_count)`;
+/** The attempts a completion names, with the stamps in parameter `stamps`. */
+const ATTEMPTS = (stamps: string) => `unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]) AS u(id, retry_count, output, claim_count, stamp)`;
 
 /** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
-const COMPLETE = (s: string, keep = 'true') => `
+const COMPLETE = (s: string, stamps: string, keep = 'true') => `
 WITH done AS (
 UPDATE ${s}.jobs j SET
   state = 'completed',
@@ -25,7 +26,7 @@ UPDATE ${s}.jobs j SET
   lease_until = NULL,
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
-FROM ${ATTEMPTS}
+FROM ${ATTEMPTS(stamps)}
 WHERE ${COMPLETABLE} AND ${keep}
 RETURNING j.queue, j.id, j.claim_count`;
 
@@ -39,15 +40,16 @@ const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
- * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any), $7 channel
+ * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any), $7 channel,
+ * $8 stamps bigint[] (null entry: any; see STAMPED)
  *
  * A queue with removeOnComplete deletes the jobs it may (REMOVABLE) and completes the others. Children (flow)
  * whose last parent this completes become runnable, and their queues are notified. The worker's own
  * completions, for jobs it knows to be no flow parent, go through completeLeafJobs or removeLeafJobs.
  */
-export const completeJobs = (s: string) => `${COMPLETE(s, `NOT (${REMOVABLE(s)})`)}
+export const completeJobs = (s: string) => `${COMPLETE(s, '$8', `NOT (${REMOVABLE(s)})`)}
 ), removed AS (
-  DELETE FROM ${s}.jobs j USING ${ATTEMPTS}
+  DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$8')}
   WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
   RETURNING j.id, j.claim_count
 ), ${RELEASE_CHILDREN(s, 'done', '$1')}
@@ -62,19 +64,19 @@ SELECT removed.id::text, removed.claim_count, NULL FROM removed`;
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
  * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children,
  * which took 0.74 of 2.6 ms planning a completion of 50 (and 0.31 of 1.9 ms without it; scratch
- * plantime.mjs). Parameters $1-$6 of completeJobs.
+ * plantime.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
  */
-export const completeLeafJobs = (s: string) => `${COMPLETE(s)}
+export const completeLeafJobs = (s: string) => `${COMPLETE(s, '$7')}
 )
 SELECT done.id::text, done.claim_count FROM done`;
 
 /**
  * The worker's completion for a queue with removeOnComplete: the attempts' jobs are deleted (fenced as a
  * completion is), for jobs that their claim found removable and that no other job waits for. Parameters
- * $1-$6 of completeJobs ($4, the outputs, are not kept).
+ * $1-$6 of completeJobs ($4, the outputs, are not kept), and $7 the stamps.
  */
 export const removeLeafJobs = (s: string) => `
-DELETE FROM ${s}.jobs j USING ${ATTEMPTS}
+DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$7')}
 WHERE ${COMPLETABLE}
 RETURNING j.id::text, j.claim_count`;
 
@@ -89,7 +91,7 @@ RETURNING j.id::text, j.claim_count`;
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
- * $9 channel
+ * $9 channel, $10 stamps bigint[] (null entry: any; see STAMPED)
  */
 export const failJobs = (s: string) => `
 WITH RECURSIVE f AS (
@@ -97,12 +99,12 @@ WITH RECURSIVE f AS (
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
   FROM ${s}.jobs j
-  JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[])
-    AS u(id, retry_count, error, permanent, retry_after, claim_count) ON j.id = u.id
+  JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[], $10::bigint[])
+    AS u(id, retry_count, error, permanent, retry_after, claim_count, stamp) ON j.id = u.id
   WHERE j.queue = $1 AND j.state < 'completed'
     AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
     AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
-    AND ($7::text IS NULL OR (j.worker_id = $7::text AND j.state = 'active'))
+    AND ($7::text IS NULL OR (j.worker_id = $7::text AND j.state = 'active')) AND ${STAMPED}
   FOR UPDATE OF j
 )
 , failed AS (
