@@ -73,11 +73,16 @@ export interface GroupLimits {
   tiers: Record<string, number>;
 }
 
-/** What narrows a claim: priority bounds (fetch) and a worker's group limits. */
+/** What narrows a claim: priority bounds (fetch) and a worker's group limits; and how it commits. */
 export interface ClaimFilter {
   minPriority?: number | null;
   maxPriority?: number | null;
   groups?: GroupLimits | null;
+  /**
+   * Commit without waiting for the WAL flush: a worker's claims, whose results carry the claim's stamp
+   * (STAMPED). fetch() leaves it off: a result by hand is fenced on retryCount only.
+   */
+  asyncCommit?: boolean;
 }
 
 /**
@@ -121,7 +126,7 @@ async function claimWith(
   const claim = async (text: string, n: number, extra: unknown[] = []): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= tries; attempt++) {
       try {
-        return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra]);
+        return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra, filter.asyncCommit ?? false]);
       } catch (err) {
         if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
       }
@@ -403,7 +408,7 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency });
+        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
         errorDelayMs = 0;
       } catch (err) {
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
@@ -801,14 +806,15 @@ export class Worker {
     const entries = [...this.running.values()].filter((r) => r.row.heartbeat_seconds !== null && !r.settling);
     if (entries.length === 0) return;
     try {
-      const held = await this.ctx.exec.query<{ id: string }>(
+      const held = await this.ctx.exec.query<{ id: string; claim_count: number; stamp: string }>(
         this.ctx.statements.heartbeatJobs,
         [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id, entries.map((r) => r.row.stamp)],
       );
-      const alive = new Set(held.map((r) => r.id));
+      const alive = new Set(held.map((r) => `${r.id}:${r.claim_count}:${r.stamp}`));
       for (const r of entries) {
-        // Not held any more (reaped, cancelled): tell the handler to stop; its result will be refused.
-        if (!alive.has(r.row.id) && this.running.get(r.key) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
+        // Not held any more (reaped, cancelled, or claimed again after a claim the server forgot): tell the
+        // handler to stop; its result will be refused.
+        if (!alive.has(r.key) && this.running.get(r.key) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
       }
     } catch (err) {
       this.ctx.error(err, `heartbeat of queue "${this.queue}"`);

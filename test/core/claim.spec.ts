@@ -59,7 +59,7 @@ describe('fetch (the claim)', () => {
     await exec.query(`PREPARE prio_walk AS ${statements.claimJobs}`);
     await exec.query(`BEGIN`);
     // minPriority 2 with room for more than there are: the walk stops where priority 2 ends
-    const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE prio_walk('prio-walk', 2000, 'w', 2, NULL)`))
+    const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE prio_walk('prio-walk', 2000, 'w', 2, NULL, false)`))
       .map((r) => r['QUERY PLAN']).join('\n');
     await exec.query(`ROLLBACK`);
     expect(plan).toMatch(/rows=1000 loops=1/);
@@ -116,6 +116,27 @@ describe('fetch (the claim)', () => {
     expect(claims).toEqual([{ generic_plans: 12, custom_plans: 0 }]);
   });
 
+  it("a worker's claim commits without waiting for its flush, fetch()'s waits; neither changes the session", async () => {
+    const one = f.create({ poolSize: 1 });
+    await one.createQueue('flush');
+    await one.insert('flush', [{}, {}]);
+    const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
+    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const [session] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
+    expect(session!.s).not.toBe('off');
+    const inClaim = async (asyncCommit: boolean) => {
+      await exec.query('BEGIN');
+      const rows = await exec.query(statements.claimJobs, ['flush', 1, 'w', null, null, asyncCommit]);
+      const [after] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
+      await exec.query('ROLLBACK');
+      expect(rows).toHaveLength(1);
+      return after!.s;
+    };
+    expect(await inClaim(true)).toBe('off');
+    expect(await inClaim(false)).toBe(session!.s);
+    expect((await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`))[0]).toEqual(session);
+  });
+
   it("the engine's session settings hold even when the connection string carries its own options", async () => {
     const url = new URL(testUrl());
     url.searchParams.set('options', '-c statement_timeout=600000');
@@ -151,7 +172,7 @@ describe('fetch (the claim)', () => {
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
     const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
     const plan = (await exec.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL)`,
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL, true)`,
     )).map((r) => r['QUERY PLAN']).join('\n');
     expect(plan).toMatch(/Index Scan using \S+_priority_start_after_id_idx/);
     expect(plan).toMatch(/Tid Scan/);
@@ -174,7 +195,7 @@ describe('fetch (the claim)', () => {
     const genericPlan = async () => {
       const name = `claim_${++n}`;
       await exec.query(`PREPARE ${name} AS ${statements.claimJobs}`);
-      return (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}('fresh', 150, 'w', NULL, NULL)`)).map((r) => r['QUERY PLAN']).join('\n');
+      return (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}('fresh', 150, 'w', NULL, NULL, true)`)).map((r) => r['QUERY PLAN']).join('\n');
     };
     for (const phase of ['no statistics', 'analysed']) {
       if (phase === 'analysed') await exec.query(`ANALYZE "${f.schema}".jobs`);

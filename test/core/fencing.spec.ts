@@ -29,13 +29,15 @@ describe('fencing', () => {
 
   it('a claim the server forgot (a crash before its commit reached disk) does not let the old attempt settle the new one', async () => {
     const q = f.create({ supervise: false });
-    await q.createQueue('fence.forgotten');
+    await q.createQueue('fence.forgotten', { heartbeatSeconds: 1 });
     const id = (await q.send('fence.forgotten', {}))!;
     const gates: (() => void)[] = [];
     const started: string[] = [];
-    await q.work('fence.forgotten', { pollingIntervalSeconds: 0.05, concurrency: 2 }, async () => {
+    const signals: AbortSignal[] = [];
+    await q.work('fence.forgotten', { pollingIntervalSeconds: 0.05, concurrency: 2 }, async (job) => {
       const attempt = `attempt ${started.length + 1}`;
       started.push(attempt);
+      signals.push(job.signal);
       await new Promise<void>((resolve) => gates.push(resolve));
       return attempt;
     });
@@ -47,6 +49,9 @@ describe('fencing', () => {
     await until(() => started.length === 2, 'the second attempt runs');
     const [{ claims }] = (await f.sql<{ claims: number }>('SELECT claim_count AS claims FROM $schema.jobs WHERE id = $1', [id])) as [{ claims: number }];
     expect(claims).toBe(1);
+    // the worker's heartbeat tells the first attempt it no longer holds the job, and only the first
+    await until(() => signals[0]!.aborted, 'the first attempt told to stop');
+    expect(signals[1]!.aborted).toBe(false);
     gates[0]!(); // the first attempt returns while the second still runs: its result must be refused
     await until(() => q.counters.staleResults === 1, 'the first result refused');
     expect(await q.getJobById('fence.forgotten', id)).toMatchObject({ state: 'active', output: null });

@@ -34,7 +34,7 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * fragments.ts: started_on) tells the two attempts apart, so the old handler's result is refused. Any
  * durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim included.
  */
-const CLAIM_UPDATE = (s: string) => `
+const CLAIM_UPDATE = (s: string, asyncCommit: string) => `
 UPDATE ${s}.jobs j SET
   state = 'active',
   claim_count = j.claim_count + 1,
@@ -43,7 +43,7 @@ UPDATE ${s}.jobs j SET
   lease_until = statement_timestamp() + j.expire_seconds * interval '1 second',
   heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 WHERE j.ctid = ANY (ARRAY(SELECT next.tid FROM next)) AND j.tableoid = (SELECT next.rel FROM next LIMIT 1)
-  AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
+  AND (SELECT set_config('synchronous_commit', CASE WHEN ${asyncCommit}::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true)) IS NOT NULL
 RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
   -- times as milliseconds since the epoch: a number is far cheaper to print and to parse than a timestamp
   (extract(epoch FROM j.created_on) * 1000)::float8 AS created_on, (extract(epoch FROM j.started_on) * 1000)::float8 AS started_on,
@@ -79,9 +79,10 @@ WITH next AS MATERIALIZED (
  * SKIP LOCKED subquery more than once and update more rows than were asked for. It walks jobs_ready_idx
  * in claim order (priority DESC, start_after, id) and skips rows that another claimer holds locked.
  *
- * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
+ * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s)}`;
+export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s, '$6')}`;
 
 /**
  * The claim for queues whose policy allows one active job per key (singleton, stately): the same pick,
@@ -91,7 +92,8 @@ export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s)}`;
  * empty claim. Candidates are over-fetched (4× the batch) so that a run of one key does not starve
  * the others.
  *
- * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
+ * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
 export const claimJobsOnePerKey = (s: string) => `
 WITH candidates AS MATERIALIZED (
@@ -113,7 +115,7 @@ WITH candidates AS MATERIALIZED (
   ) d
   ORDER BY d.priority DESC, d.start_after, d.id
   LIMIT $2
-)${CLAIM_UPDATE(s)}`;
+)${CLAIM_UPDATE(s, '$6')}`;
 
 /**
  * The probes that say a key_strict_fifo job `c` is its key's head and its key is free: no other job of the
@@ -155,10 +157,11 @@ const FIFO_HEAD = (s: string, c: string) => `coalesce((
  * of 3 runs): 12.15 ms (14.0× a standard claim) with the previous window of 16 × batch ready rows and its pass
  * key by key, 1.63 ms (1.4×) walking this index; every shape of issue 4 is at most 2.0×: bench/RESULTS-claim.md.
  *
- * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none)
+ * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
+ * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
 export const claimJobsKeyFifo = (s: string) => `${PICK_NEXT(s, ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
-    AND ${FIFO_HEAD(s, 'j')}`)}${CLAIM_UPDATE(s)}`;
+    AND ${FIFO_HEAD(s, 'j')}`)}${CLAIM_UPDATE(s, '$6')}`;
 
 /**
  * The claim under a worker's groupConcurrency (standard queues): at most a group's limit of its jobs are
@@ -167,7 +170,7 @@ export const claimJobsKeyFifo = (s: string) => `${PICK_NEXT(s, ` AND j.fifo_wait
  * beside the group's active jobs. A group's limit is its tier's, else the default (null: no limit).
  *
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
- * $6 default limit (null: none), $7 tiers text[], $8 tier limits int[]
+ * $6 default limit (null: none), $7 tiers text[], $8 tier limits int[], $9 commit without waiting for the flush
  */
 export const claimJobsGrouped = (s: string) => `
 WITH candidates AS MATERIALIZED (
@@ -194,4 +197,4 @@ WITH candidates AS MATERIALIZED (
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
-)${CLAIM_UPDATE(s)}`;
+)${CLAIM_UPDATE(s, '$9')}`;

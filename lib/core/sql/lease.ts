@@ -9,7 +9,7 @@ const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
 /** Leases: extending them while a handler runs, and handing jobs back on shutdown. */
 
 /**
- * Heartbeat for many attempts of one worker at once; returns the attempts it still holds.
+ * Heartbeat for many attempts of one worker at once; returns the attempts it still holds (id, claim count, stamp).
  * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 stamps bigint[] (see STAMPED)
  */
 export const heartbeatJobs = (s: string) => `
@@ -17,7 +17,7 @@ UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval 
 FROM unnest($2::bigint[], $3::int[], $5::bigint[]) AS u(id, claim_count, stamp)
 WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
   AND ${STAMPED}
-RETURNING j.id::text`;
+RETURNING j.id::text, j.claim_count, (extract(epoch FROM j.started_on) * 1000000)::bigint::text AS stamp`;
 
 /**
  * Hands unfinished attempts back to the queue at once, without counting an attempt, so another instance
