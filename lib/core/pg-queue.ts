@@ -431,8 +431,11 @@ export class PgQueue extends EventEmitter {
         }
       });
     }
-    // A column no job sets goes as one null (unnest pads it), not as an array of nulls.
-    const col = <K extends keyof ParsedSendOptions>(key: K) => (jobs.some((j) => j[key] !== undefined) ? jobs.map((j) => j[key] ?? null) : null);
+    // A column no job sets goes as one null (unnest pads it), not as an array of nulls. Which keys any job
+    // sets is found in one pass over the jobs (a search per column was 20 passes).
+    const set = new Set<string>();
+    for (const job of jobs) for (const key in job) if (job[key as keyof ParsedSendOptions] !== undefined) set.add(key);
+    const col = <K extends keyof ParsedSendOptions>(key: K) => (set.has(key) ? jobs.map((j) => j[key] ?? null) : null);
     // Inside a caller's transaction the checked insert is always used: if the cached policy were out of
     // date, an unchecked insert's unique violation would abort the caller's transaction.
     const mayConflict = exec !== this.exec || !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);

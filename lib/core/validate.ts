@@ -83,8 +83,7 @@ export function noUnknownKeys(field: string, value: Record<string, unknown>, kno
  */
 export function toJson(field: string, value: unknown, maxBytes?: number): string | null {
   if (value === undefined || value === null) return null;
-  const problem = findNonJson(value, new Set());
-  if (problem) throw new InvalidPayloadError(field, problem);
+  if (!storableJson(value, [])) throw new InvalidPayloadError(field, findNonJson(value, new Set()) ?? 'a value JSON cannot hold');
   const text = JSON.stringify(value);
   if (maxBytes !== undefined) {
     const bytes = Buffer.byteLength(text, 'utf8');
@@ -98,6 +97,44 @@ function badJsonbText(text: string): string | null {
   if (text.includes('\u0000')) return 'a string with a NUL character (\\u0000), which PostgreSQL cannot store';
   if (!(text as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'a string with a lone UTF-16 surrogate';
   return null;
+}
+
+/**
+ * True when findNonJson would find nothing: the same walk without building paths and entry lists, which
+ * were most of the cost of an insert of 1,000 small jobs in Node (a CPU profile: findNonJson 49 ms of 320).
+ * A value it refuses goes through findNonJson for the message.
+ */
+function storableJson(value: unknown, ancestors: object[]): boolean {
+  switch (typeof value) {
+    case 'string':
+      return !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+    case 'number':
+      return Number.isFinite(value);
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+      return false;
+    case 'object': {
+      if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+      if (ancestors.includes(value)) return false;
+      ancestors.push(value);
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!storableJson(value[i], ancestors)) return false;
+      } else {
+        const record = value as Record<string, unknown>;
+        for (const key of Object.keys(record)) {
+          const child = record[key];
+          if (child === undefined) continue;
+          if (key.includes('\u0000') || !(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
+          if (!storableJson(child, ancestors)) return false;
+        }
+      }
+      ancestors.pop();
+      return true;
+    }
+    default:
+      return true;
+  }
 }
 
 function findNonJson(value: unknown, seen: Set<object>, path = ''): string | null {
