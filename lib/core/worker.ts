@@ -258,8 +258,13 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
   };
 }
 
+/** One attempt: a job, its claim count and its stamp (the same job may be claimed again while a stale attempt runs). */
+function attemptKey(r: { id: string; claim_count: number; stamp: string }): string {
+  return `${r.id}:${r.claim_count}:${r.stamp}`;
+}
+
 interface Running {
-  /** `id:claim_count:stamp`: one attempt. The same job may be re-claimed while a stale attempt still runs. */
+  /** attemptKey of the row. */
   key: string;
   row: ClaimedRow;
   abort: LazyAbort;
@@ -534,7 +539,7 @@ export class Worker {
 
   private execute(row: ClaimedRow, claimedAt: number): void {
     const abort = new LazyAbort();
-    const key = `${row.id}:${row.claim_count}:${row.stamp}`;
+    const key = attemptKey(row);
     // The lease began at the claim, not when the job left the local queue.
     const leaseEnd = claimedAt + row.expire_seconds * 1000;
     const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
@@ -693,13 +698,6 @@ export class Worker {
     // Completions take one of three statements by kind of job (see settle.ts); a batch of mixed kinds, rare,
     // is written one kind at a time.
     const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : o.entry.row.remove ? 'remove' : 'keep');
-    // Two attempts of one job and claim count (a claim that a server crash forgot, then claimed again) are
-    // written apart: the statements report what they wrote by id and claim count.
-    const seen = new Set(batch.map((o) => `${o.entry.row.id}:${o.entry.row.claim_count}`));
-    if (batch.length > 1 && seen.size < batch.length) {
-      for (const o of batch) await this.writeOutcomes([o], failed);
-      return;
-    }
     if (!failed && batch.some((o) => kind(o) !== kind(batch[0]!))) {
       for (const k of ['parent', 'remove', 'keep']) {
         const part = batch.filter((o) => kind(o) === k);
@@ -715,8 +713,9 @@ export class Worker {
     const anyRetryCount = null;
     const outputs = batch.some((o) => o.output !== null) ? batch.map((o) => o.output) : null;
     const write = async () => {
+      type Written = { id: string; claim_count: number; stamp: string };
       const settled = failed
-        ? await exec.query<{ id: string; claim_count: number }>(statements.failJobs, [
+        ? await exec.query<Written>(statements.failJobs, [
             this.queue,
             ids,
             anyRetryCount,
@@ -729,10 +728,10 @@ export class Worker {
             stamps,
           ])
         : kind(batch[0]!) === 'parent'
-          ? await exec.query<{ id: string; claim_count: number }>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
-          : await exec.query<{ id: string; claim_count: number }>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
-      const written = new Set(settled.map((r) => `${r.id}:${r.claim_count}`));
-      for (const o of batch) if (!written.has(`${o.entry.row.id}:${o.entry.row.claim_count}`)) this.stale(o.entry.row);
+          ? await exec.query<Written>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
+          : await exec.query<Written>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
+      const written = new Set(settled.map(attemptKey));
+      for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };
     try {
       await write();
@@ -810,7 +809,7 @@ export class Worker {
         this.ctx.statements.heartbeatJobs,
         [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id, entries.map((r) => r.row.stamp)],
       );
-      const alive = new Set(held.map((r) => `${r.id}:${r.claim_count}:${r.stamp}`));
+      const alive = new Set(held.map(attemptKey));
       for (const r of entries) {
         // Not held any more (reaped, cancelled, or claimed again after a claim the server forgot): tell the
         // handler to stop; its result will be refused.

@@ -1,3 +1,5 @@
+import { STAMP } from './fragments.js';
+
 /**
  * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5. It matches
  * the predicate of jobs_ready_idx (state < 'active'), so every claim walks that index. The priority bounds
@@ -49,7 +51,7 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
   (extract(epoch FROM j.created_on) * 1000)::float8 AS created_on, (extract(epoch FROM j.started_on) * 1000)::float8 AS started_on,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds,
   -- the attempt's stamp (started_on in microseconds), part of the worker's fence: see STAMPED in fragments.ts
-  (extract(epoch FROM j.started_on) * 1000000)::bigint::text AS stamp,
+  ${STAMP('j')}::text AS stamp,
   -- a flow parent (some job waits for it): its completion must release its children (settle.ts). A flow
   -- inserts a job and the rows of its children in one transaction, so this cannot change after the claim.
   -- One probe per row (LIMIT 1): as EXISTS, the plan made once read all of job_deps into a hash per claim.

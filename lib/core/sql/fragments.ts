@@ -1,5 +1,8 @@
 /** SQL fragments shared by several statements; each reads the job row as `j`. */
 
+/** An attempt's stamp: started_on of row `t` in microseconds since the epoch (see STAMPED). */
+export const STAMP = (t: string) => `(extract(epoch FROM ${t}.started_on) * 1000000)::bigint`;
+
 /** How a finished job's keep_until is set: 0 seconds keeps it forever. */
 export const KEEP_FINISHED = `CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END`;
@@ -23,7 +26,7 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
 
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.created_on,
-  j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id`;
+  j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, ${STAMP('j')}::text AS stamp`;
 
 /**
  * A CTE that copies each row of `from` that failed for good and names a dead-letter queue into that
@@ -105,4 +108,4 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
  * yet on disk) leaves claim_count where it was, and the same worker may claim the job again with the same
  * count while its first handler still runs. The new claim's started_on differs, so the old result is refused.
  */
-export const STAMPED = `(u.stamp IS NULL OR (extract(epoch FROM j.started_on) * 1000000)::bigint = u.stamp)`;
+export const STAMPED = `(u.stamp IS NULL OR ${STAMP('j')} = u.stamp)`;

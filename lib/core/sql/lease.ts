@@ -1,4 +1,4 @@
-import { RETRY_SLOT_FREE, STAMPED } from './fragments.js';
+import { RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /** True when the stately key of row `j` has no job in `state` (other than `j`). */
 const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
@@ -17,7 +17,7 @@ UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval 
 FROM unnest($2::bigint[], $3::int[], $5::bigint[]) AS u(id, claim_count, stamp)
 WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
   AND ${STAMPED}
-RETURNING j.id::text, j.claim_count, (extract(epoch FROM j.started_on) * 1000000)::bigint::text AS stamp`;
+RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
  * Hands unfinished attempts back to the queue at once, without counting an attempt, so another instance

@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMPED } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -28,7 +28,7 @@ UPDATE ${s}.jobs j SET
   keep_until = ${KEEP_FINISHED}
 FROM ${ATTEMPTS(stamps)}
 WHERE ${COMPLETABLE} AND ${keep}
-RETURNING j.queue, j.id, j.claim_count`;
+RETURNING j.queue, j.id, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
  * removeOnComplete: the queue deletes its jobs when they complete, but for a job that holds a throttle slot
@@ -51,14 +51,14 @@ export const completeJobs = (s: string) => `${COMPLETE(s, '$8', `NOT (${REMOVABL
 ), removed AS (
   DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$8')}
   WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
-  RETURNING j.id, j.claim_count
+  RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
 ), ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
-SELECT done.id::text, done.claim_count,
+SELECT done.id::text, done.claim_count, done.stamp,
   (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r) AS woke
 FROM done
 UNION ALL
-SELECT removed.id::text, removed.claim_count, NULL FROM removed`;
+SELECT removed.id::text, removed.claim_count, removed.stamp, NULL FROM removed`;
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
@@ -68,7 +68,7 @@ SELECT removed.id::text, removed.claim_count, NULL FROM removed`;
  */
 export const completeLeafJobs = (s: string) => `${COMPLETE(s, '$7')}
 )
-SELECT done.id::text, done.claim_count FROM done`;
+SELECT done.id::text, done.claim_count, done.stamp FROM done`;
 
 /**
  * The worker's completion for a queue with removeOnComplete: the attempts' jobs are deleted (fenced as a
@@ -78,7 +78,7 @@ SELECT done.id::text, done.claim_count FROM done`;
 export const removeLeafJobs = (s: string) => `
 DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$7')}
 WHERE ${COMPLETABLE}
-RETURNING j.id::text, j.claim_count`;
+RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
@@ -122,7 +122,7 @@ WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}
 -- n.notified is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT failed.id::text, failed.claim_count, failed.state::text, n.notified
+SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, n.notified
 FROM failed
 LEFT JOIN LATERAL (
   SELECT pg_notify($9, failed.queue)::text AS notified WHERE failed.state = 'retry' AND failed.start_after <= now()
