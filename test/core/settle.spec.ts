@@ -110,3 +110,83 @@ describe('job control', () => {
     expect(await q.getJobById('other', id)).toBeNull();
   });
 });
+
+describe('plans', () => {
+  /** An SQL literal of a parameter value (arrays as array literals), for EXECUTE. */
+  const literal = (v: unknown): string => {
+    if (v === null) return 'NULL';
+    if (Array.isArray(v)) return `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}'`;
+    return `'${String(v).replaceAll("'", "''")}'`;
+  };
+
+  /**
+   * Runs (and rolls back) each settle of `one`'s engine on 10 of the active jobs of `queue` (all claimed by
+   * fetch()), with its plan as the engine makes it, and returns, per statement, the reads of `table` that
+   * returned more rows than jobs named (none: one probe per job).
+   */
+  async function overReads(one: ReturnType<typeof f.create>, queue: string, table: string): Promise<Record<string, string[]>> {
+    const named = (await f.sql<{ id: string }>(
+      `SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'active' ORDER BY id DESC LIMIT 10`, [queue])).map((r) => r.id);
+    expect(named).toHaveLength(10);
+    const all = <T>(v: T) => named.map(() => v);
+    const worker = one.fetcherId;
+    const channel = one.config.channel;
+    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const statements = (one as unknown as { statements: Record<string, string> }).statements;
+    const runs: [string, unknown[]][] = [
+      ['completeJobs', [queue, named, all(null), all('{}'), worker, all(1), channel, all(null)]],
+      ['completeLeafJobs', [queue, named, all(null), all('{}'), worker, all(1), all(null)]],
+      ['removeLeafJobs', [queue, named, all(null), all('{}'), worker, all(1), all(null)]],
+      ['failJobs', [queue, named, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null)]],
+      ['heartbeatJobs', [queue, named, all(1), worker, all(null)]],
+      ['releaseJobs', [queue, named, all(1), worker, channel, all(null)]],
+    ];
+    const over: Record<string, string[]> = {};
+    for (const [name, values] of runs) {
+      await exec.query(`PREPARE settle_plan AS ${statements[name]}`);
+      await exec.query('BEGIN');
+      const plan = (await exec.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE settle_plan(${values.map(literal).join(', ')})`,
+      )).map((r) => r['QUERY PLAN']);
+      await exec.query('ROLLBACK');
+      await exec.query('DEALLOCATE settle_plan');
+      const reads = plan.filter((line) => new RegExp(`Scan .* on ${table} `).test(line));
+      expect({ name, reads: reads.length > 0 }).toEqual({ name, reads: true });
+      over[name] = reads.filter((line) => {
+        const run = /rows=(\d+)(?:\.\d+)? loops=(\d+)/.exec(line); // null: never executed
+        return run !== null && Number(run[1]) * Number(run[2]) > named.length;
+      });
+    }
+    return over;
+  }
+
+  const none = { completeJobs: [], completeLeafJobs: [], removeLeafJobs: [], failJobs: [], heartbeatJobs: [], releaseJobs: [] };
+
+  it('a settle probes only the jobs it names, with statistics taken in a quiet spell before a burst', async () => {
+    const one = f.create({ poolSize: 1 }); // one connection, with the engine's session settings
+    await one.createQueue('burst', { partition: true }); // statistics of its own partition
+    // 300 jobs ran and completed; the statistics are taken then, with no job active
+    await one.insert('burst', Array.from({ length: 300 }, () => ({})));
+    const quiet = await one.fetch('burst', { batchSize: 300 });
+    expect((await one.complete('burst', quiet.map((j) => j.id))).updated).toBe(300);
+    const [{ partition }] = (await f.sql<{ partition: string }>(`SELECT $schema.queue_partition_name('burst') AS partition`)) as [{ partition: string }];
+    await f.sql(`ANALYZE $schema."${partition}"`);
+    // then 3,000 jobs active at once
+    await one.insert('burst', Array.from({ length: 3000 }, () => ({})));
+    let active = 0;
+    while (active < 3000) active += (await one.fetch('burst', { batchSize: 1000 })).length;
+    expect(await overReads(one, 'burst', partition)).toEqual(none);
+  });
+
+  it('a settle probes only the jobs it names in one large queue among many small ones', async () => {
+    const one = f.create({ poolSize: 1 });
+    await one.createQueue('large');
+    // the shared partition: 1,000 small queues of 3 finished jobs, and 'large' with 10,000 finished and 1,000 active
+    await f.sql(`INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+      SELECT CASE WHEN g <= 3000 THEN 'small-' || g % 1000 ELSE 'large' END, 'completed', 0, 0, false, 60, 60, now() FROM generate_series(1, 13000) g`);
+    await one.insert('large', Array.from({ length: 1000 }, () => ({})));
+    expect(await one.fetch('large', { batchSize: 1000 })).toHaveLength(1000);
+    await f.sql('ANALYZE $schema.jobs_default');
+    expect(await overReads(one, 'large', 'jobs_default')).toEqual(none);
+  });
+});

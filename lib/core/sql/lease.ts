@@ -1,4 +1,4 @@
-import { RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
+import { ACTIVE, NAMED, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /** True when the stately key of row `j` has no job in `state` (other than `j`). */
 const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
@@ -14,8 +14,8 @@ const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
  */
 export const heartbeatJobs = (s: string) => `
 UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
-FROM unnest($2::bigint[], $3::int[], $5::bigint[]) AS u(id, claim_count, stamp)
-WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
+FROM ${NAMED('id, claim_count, stamp', '$2::bigint[], $3::int[], $5::bigint[]')}
+WHERE j.queue = u.queue AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND ${ACTIVE}
   AND ${STAMPED}
 RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
@@ -39,8 +39,8 @@ WITH released AS (
     started_on = NULL,
     lease_until = NULL,
     heartbeat_until = NULL
-  FROM unnest($2::bigint[], $3::int[], $6::bigint[]) AS u(id, claim_count, stamp)
-  WHERE j.queue = $1 AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND j.state = 'active'
+  FROM ${NAMED('id, claim_count, stamp', '$2::bigint[], $3::int[], $6::bigint[]')}
+  WHERE j.queue = u.queue AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND ${ACTIVE}
     AND ${STAMPED} AND (${RETRY_SLOT_FREE(s)} OR ${SLOT_FREE(s, 'created')})
   RETURNING j.id
 )

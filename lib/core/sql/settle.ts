@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
+import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, NAMED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -7,14 +7,14 @@ import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESC
  * retry_count. A stale worker gets 0 rows.
  */
 
-/** The rows a completion may change: fenced to the attempt ($1 queue; see completeJobs for the rest). */
-const COMPLETABLE = `j.queue = $1 AND j.id = u.id AND j.state = 'active'
+/** The rows a completion may change: fenced to the attempt (u: ATTEMPTS; see completeJobs for the parameters). */
+const COMPLETABLE = `j.queue = u.queue AND j.id = u.id AND ${ACTIVE}
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text) AND ${STAMPED}`;
 
 /** The attempts a completion names, with the stamps in parameter `stamps`. */
-const ATTEMPTS = (stamps: string) => `unnest($2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]) AS u(id, retry_count, output, claim_count, stamp)`;
+const ATTEMPTS = (stamps: string) => NAMED('id, retry_count, output, claim_count, stamp', `$2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]`);
 
 /** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
 const COMPLETE = (s: string, stamps: string, keep = 'true') => `
@@ -99,12 +99,12 @@ WITH RECURSIVE f AS (
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(s)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
   FROM ${s}.jobs j
-  JOIN unnest($2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[], $10::bigint[])
-    AS u(id, retry_count, error, permanent, retry_after, claim_count, stamp) ON j.id = u.id
-  WHERE j.queue = $1 AND j.state < 'completed'
+  JOIN ${NAMED('id, retry_count, error, permanent, retry_after, claim_count, stamp', '$2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[], $10::bigint[]')}
+    ON j.queue = u.queue AND j.id = u.id
+  WHERE j.state < 'completed'
     AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
     AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
-    AND ($7::text IS NULL OR (j.worker_id = $7::text AND j.state = 'active')) AND ${STAMPED}
+    AND ($7::text IS NULL OR (j.worker_id = $7::text AND ${ACTIVE})) AND ${STAMPED}
   FOR UPDATE OF j
 )
 , failed AS (
