@@ -644,11 +644,13 @@ export class PgQueue extends EventEmitter {
   async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
     queueName('name', name);
     const o = record('options', options) as { ids?: string[]; limit?: number };
-    const ids = o.ids === undefined ? null : this.plainIds(o.ids);
+    const ids = o.ids === undefined ? null : [...new Set(this.plainIds(o.ids))];
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const exec = await this.db();
     await this.assertQueueExists(exec, name);
-    const candidates = await exec.query<{ id: string }>(this.statements.listDeadLettered, [name, ids, limit]);
+    const candidates = ids === null
+      ? await exec.query<{ id: string }>(this.statements.listDeadLettered, [name, limit])
+      : await exec.query<{ id: string }>(this.statements.listDeadLetteredByIds, [name, ids, limit]);
     const moved: string[] = [];
     // One statement per job: each copy and its delete commit together, and a copy that the source
     // queue's policy refuses leaves its job in the dead-letter queue.

@@ -1,6 +1,12 @@
-import { KEEP_FINISHED, ORPHAN_DESCENDANTS } from './fragments.js';
+import { KEEP_FINISHED, NAMED, ORPHAN_DESCENDANTS } from './fragments.js';
 
-/** Job control by id: inspection, cancel, resume, delete. */
+/**
+ * Job control by id: inspection, cancel, resume, delete. A statement given many ids ($2) joins them as NAMED
+ * (`j.queue = u.queue AND j.id = u.id`): one probe of the primary key per id, however large the queue.
+ */
+
+/** The ids of $2, as relation `u` (queue $1, id). */
+const IDS = NAMED('id', '$2::bigint[]');
 
 const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
@@ -13,7 +19,7 @@ export const getJobById = (s: string) => `SELECT ${JOB_COLUMNS} FROM ${s}.jobs j
 
 /** The states of the given jobs, to explain why a change touched fewer rows than asked. $1 queue, $2 ids */
 export const getJobStates = (s: string) => `
-SELECT j.id::text, j.state::text FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = ANY($2::bigint[])`;
+SELECT j.id::text, j.state::text FROM ${s}.jobs j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
 
 /** Cancels jobs that have not finished; a running handler's result is then refused by the fence. */
 export const cancelJobs = (s: string) => `
@@ -24,7 +30,8 @@ UPDATE ${s}.jobs j SET
   lease_until = NULL,
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
-WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) AND j.state < 'completed'
+FROM ${IDS}
+WHERE j.queue = u.queue AND j.id = u.id AND j.state < 'completed'
 RETURNING j.queue, j.id, j.state
 ), ${ORPHAN_DESCENDANTS(s, 'cancelled')}
 SELECT cancelled.id::text FROM cancelled`;
@@ -36,14 +43,14 @@ UPDATE ${s}.jobs j SET
   state = CASE WHEN j.retry_count = 0 THEN 'created' ELSE 'retry' END::${s}.job_state,
   completed_on = NULL,
   keep_until = greatest(j.start_after, now()) + q.retention_seconds * interval '1 second'
-FROM ${s}.queues q
-WHERE q.name = j.queue AND j.queue = $1 AND j.id = ANY($2::bigint[]) AND j.state = 'cancelled'
+FROM ${s}.queues q, ${IDS}
+WHERE q.name = j.queue AND j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled'
 RETURNING j.id
 )
 SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
 
 export const deleteJobs = (s: string) => `
-DELETE FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) RETURNING j.id::text`;
+DELETE FROM ${s}.jobs j USING ${IDS} WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text`;
 
 /**
  * Puts failed jobs back to `retry`, all or none: when any id is missing or not failed, nothing changes
@@ -52,9 +59,8 @@ DELETE FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = ANY($2::bigint[]) RETURNIN
  */
 export const retryJobs = (s: string) => `
 WITH target AS (
-  SELECT j.queue, j.id, j.state FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.id = ANY($2::bigint[])
-  FOR UPDATE
+  SELECT j.queue, j.id, j.state FROM ${s}.jobs j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id
+  FOR UPDATE OF j
 ), verdict AS (
   SELECT count(*) = cardinality($2::bigint[]) AND coalesce(bool_and(t.state = 'failed'), false) AS ok FROM target t
 ), retried AS (
@@ -71,13 +77,21 @@ SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
 
 /**
  * The dead-lettered jobs (those that carry a source whose queue still exists) of a dead-letter queue,
- * waiting or failed there. $1 dead-letter queue, $2 ids bigint[] (null: any), $3 most
+ * waiting or failed there, in id order. $1 dead-letter queue, $2 most
  */
 export const listDeadLettered = (s: string) => `
 SELECT d.id::text FROM ${s}.jobs d
 JOIN ${s}.queues src ON src.name = d.source_name
 WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
-  AND ($2::bigint[] IS NULL OR d.id = ANY($2::bigint[]))
+ORDER BY d.id
+LIMIT $2`;
+
+/** listDeadLettered among the ids $2 (bigint[]): one probe per id, not a walk of the queue. $3 most */
+export const listDeadLetteredByIds = (s: string) => `
+SELECT d.id::text FROM ${s}.jobs d
+JOIN ${IDS} ON d.queue = u.queue AND d.id = u.id
+JOIN ${s}.queues src ON src.name = d.source_name
+WHERE d.state IN ('created', 'retry', 'failed')
 ORDER BY d.id
 LIMIT $3`;
 
