@@ -8,6 +8,13 @@ import { KEEP_FINISHED, NAMED, ORPHAN_DESCENDANTS } from './fragments.js';
 /** The ids of $2, as relation `u` (queue $1, id). */
 const IDS = NAMED('id', '$2::bigint[]');
 
+/**
+ * Queue $1's row, as relation `q`, for statements that join it to jobs named by id. Joined as
+ * `q.name = j.queue`, the queue's name would let the planner read every job of the queue from it and only then
+ * match the ids (resume of 10 cancelled jobs among 20,000 never analysed: 61.5 ms, against 1.5 ms so).
+ */
+const QUEUE = (s: string) => `(SELECT q.retention_seconds FROM ${s}.queues q WHERE q.name = $1) q`;
+
 const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
   j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
@@ -17,7 +24,7 @@ const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.o
 /** $1 queue, $2 id */
 export const getJobById = (s: string) => `SELECT ${JOB_COLUMNS} FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = $2::bigint`;
 
-/** The states of the given jobs, to explain why a change touched fewer rows than asked. $1 queue, $2 ids */
+/** The states of the given jobs, to explain why a change touched fewer rows than asked. $1 queue, $2 ids (distinct) */
 export const getJobStates = (s: string) => `
 SELECT j.id::text, j.state::text FROM ${s}.jobs j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
 
@@ -43,8 +50,8 @@ UPDATE ${s}.jobs j SET
   state = CASE WHEN j.retry_count = 0 THEN 'created' ELSE 'retry' END::${s}.job_state,
   completed_on = NULL,
   keep_until = greatest(j.start_after, now()) + q.retention_seconds * interval '1 second'
-FROM ${s}.queues q, ${IDS}
-WHERE q.name = j.queue AND j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled'
+FROM ${QUEUE(s)}, ${IDS}
+WHERE j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled'
 RETURNING j.id
 )
 SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
@@ -69,8 +76,8 @@ WITH target AS (
     start_after = now(),
     completed_on = NULL,
     keep_until = now() + q.retention_seconds * interval '1 second'
-  FROM target t, verdict v, ${s}.queues q
-  WHERE v.ok AND q.name = j.queue AND j.queue = t.queue AND j.id = t.id
+  FROM target t, verdict v, ${QUEUE(s)}
+  WHERE v.ok AND j.queue = t.queue AND j.id = t.id
   RETURNING j.id
 )
 SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
@@ -86,7 +93,7 @@ WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
 ORDER BY d.id
 LIMIT $2`;
 
-/** listDeadLettered among the ids $2 (bigint[]): one probe per id, not a walk of the queue. $3 most */
+/** listDeadLettered among the ids $2 (bigint[], distinct): one probe per id, not a walk of the queue. $3 most */
 export const listDeadLetteredByIds = (s: string) => `
 SELECT d.id::text FROM ${s}.jobs d
 JOIN ${IDS} ON d.queue = u.queue AND d.id = u.id

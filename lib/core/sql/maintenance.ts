@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
+import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
 
 /**
  * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry
@@ -35,7 +35,7 @@ WITH RECURSIVE expired AS MATERIALIZED (
     heartbeat_until = NULL,
     output = ${APPEND_ERROR('e.error')}
   FROM expired e
-  WHERE j.queue = e.queue AND j.id = e.id AND j.state = 'active'
+  WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
   RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}
 SELECT r.id::text, r.queue, r.state::text, pg_notify($2, r.queue)::text AS notified FROM reaped r`;
