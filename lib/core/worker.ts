@@ -65,6 +65,8 @@ export interface ClaimProfile {
   policy: QueuePolicy;
   /** The queue has a concurrency or rate limit: claims serialise on the queue's lock. */
   limited: boolean;
+  /** The table that holds the queue's jobs, as an identifier within the schema: its own partition, or jobs_default. */
+  home: string;
 }
 
 /** A worker's groupConcurrency: the default limit per group, and limits per tier. */

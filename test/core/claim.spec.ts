@@ -1,4 +1,4 @@
-import { queueFixture } from '../helpers/queue.js';
+import { engineStatements, queueFixture } from '../helpers/queue.js';
 import { testUrl } from '../helpers/db.js';
 import { statementName } from '../../lib/core/db.js';
 
@@ -55,7 +55,7 @@ describe('fetch (the claim)', () => {
     await one.createQueue('prio-walk', { partition: true }); // its backlog stays out of the shared partition that a later test sizes
     await one.insert('prio-walk', Array.from({ length: 3000 }, (_, i) => ({ priority: i % 3 }))); // 1,000 of each of 0, 1, 2
     const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
-    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const statements = await engineStatements(one, 'prio-walk');
     await exec.query(`PREPARE prio_walk AS ${statements.claimJobs}`);
     await exec.query(`BEGIN`);
     // minPriority 2 with room for more than there are: the walk stops where priority 2 ends
@@ -121,7 +121,7 @@ describe('fetch (the claim)', () => {
     await one.createQueue('flush');
     await one.insert('flush', [{}, {}]);
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
-    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const statements = await engineStatements(one, 'flush');
     const [session] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
     expect(session!.s).not.toBe('off');
     const inClaim = async (asyncCommit: boolean) => {
@@ -170,7 +170,7 @@ describe('fetch (the claim)', () => {
       SELECT CASE WHEN g % 4 = 0 THEN 'neighbour' ELSE 'grow' END, CASE WHEN g % 50 = 0 THEN 'created' ELSE 'completed' END::$schema.job_state,
         0, 0, false, 60, 60, now() + interval '1 day', 'w', 1 FROM generate_series(1, 20000) g`);
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
-    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const statements = await engineStatements(one, 'grow');
     const plan = (await exec.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL, true)`,
     )).map((r) => r['QUERY PLAN']).join('\n');
@@ -190,7 +190,7 @@ describe('fetch (the claim)', () => {
     await one.createQueue('fresh', { partition: true });
     await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
     const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
-    const statements = (one as unknown as { statements: { claimJobs: string } }).statements;
+    const statements = await engineStatements(one, 'fresh');
     let n = 0;
     const genericPlan = async () => {
       const name = `claim_${++n}`;

@@ -1,4 +1,4 @@
-import { queueFixture } from '../helpers/queue.js';
+import { engineStatements, queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('partition');
 const q = f.create({ supervise: false });
@@ -36,5 +36,38 @@ describe('dedicated partitions', () => {
     await q.send('part.gone', {});
     await q.deleteQueue('part.gone');
     expect(await f.sql('SELECT to_regclass($1) AS t', [table])).toEqual([{ t: null }]);
+  });
+
+  it("a queue's claims, settles and changes by id name only the table that holds its jobs, however many partitions there are", async () => {
+    const one = f.create({ poolSize: 1, supervise: false });
+    for (let i = 0; i < 12; i++) await one.createQueue(`other.${i}`, { partition: true });
+    await one.createQueue('home.own', { partition: true });
+    await one.createQueue('home.shared');
+    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    for (const queue of ['home.own', 'home.shared']) {
+      const home = (await one.getQueue(queue))!.table.replace(`"${f.schema}".`, '');
+      await one.insert(queue, [{}, {}]);
+      const [job] = await one.fetch(queue);
+      const statements = await engineStatements(one, queue);
+      const q1 = `'${queue}'`;
+      const ids = `'{${job!.id}}'`;
+      const runs: [keyof typeof statements, string][] = [
+        ['claimJobs', `${q1}, 1, 'w', NULL, NULL, false`],
+        ['completeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
+        ['removeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
+        ['heartbeatJobs', `${q1}, ${ids}, '{1}', 'w', '{NULL}'`],
+        ['releaseJobs', `${q1}, ${ids}, '{1}', 'w', 'c', '{NULL}'`],
+        ['resumeJobs', `${q1}, ${ids}, 'c'`],
+        ['deleteJobs', `${q1}, ${ids}`],
+        ['getJobById', `${q1}, ${job!.id}`],
+      ];
+      for (const [name, args] of runs) {
+        await exec.query(`PREPARE home_plan AS ${statements[name]}`);
+        const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE home_plan(${args})`)).map((r) => r['QUERY PLAN']).join('\n');
+        await exec.query('DEALLOCATE home_plan');
+        const tables = [...new Set([...plan.matchAll(/ on (jobs\w*)/g)].map((m) => m[1]))];
+        expect({ queue, name, tables, partitions: /Append|Subplans Removed/.test(plan) }).toEqual({ queue, name, tables: [home], partitions: false });
+      }
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
-import { queueFixture } from '../helpers/queue.js';
+import { engineStatements, queueFixture } from '../helpers/queue.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 
 const f = queueFixture('settle');
@@ -124,16 +124,16 @@ describe('plans', () => {
   const engine = () => f.create({ poolSize: 1, supervise: false });
 
   /**
-   * Runs (and rolls back) each statement of `runs` on `one`'s engine, with its plan as the engine makes it, and
+   * Runs (and rolls back) each statement of `runs` as `one`'s engine runs it for `queue`, with its plan as the engine makes it, and
    * returns, per statement, its executed reads of the jobs table that are not a probe by id or that read more rows
    * (returned or filtered out) than `most`. An empty list for each: one probe per job named.
    */
-  async function wideReads(one: PgQueue, most: number, runs: [string, unknown[]][]): Promise<Record<string, string[]>> {
+  async function wideReads(one: PgQueue, queue: string, most: number, runs: [string, unknown[]][]): Promise<Record<string, string[]>> {
     const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
-    const statements = (one as unknown as { statements: Record<string, string> }).statements;
+    const statements = await engineStatements(one, queue);
     const wide: Record<string, string[]> = {};
     for (const [name, values] of runs) {
-      await exec.query(`PREPARE by_id AS ${statements[name]}`);
+      await exec.query(`PREPARE by_id AS ${statements[name as keyof typeof statements]}`);
       await exec.query('BEGIN');
       const plan = (await exec.query<{ 'QUERY PLAN': string }>(
         `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE by_id(${values.map(literal).join(', ')})`,
@@ -174,7 +174,7 @@ describe('plans', () => {
     await f.sql(`UPDATE $schema.jobs SET state = 'failed', source_name = $1 WHERE queue = $1 AND id = ANY($2::bigint[])`, [queue, dead]);
     const all = <T>(v: T) => active.map(() => v);
     const { fetcherId: worker, config: { channel } } = one;
-    return wideReads(one, 10, [
+    return wideReads(one, queue, 10, [
       ['completeJobs', [queue, active, all(null), all('{}'), worker, all(1), channel, all(null)]],
       ['completeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null)]],
       ['removeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null)]],

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import type { QueueModuleOptions } from '../../lib/core/config.js';
+import type { Statements } from '../../lib/core/sql/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from './db.js';
 
 /**
@@ -36,4 +37,13 @@ export function queueFixture(prefix: string) {
     },
   };
   return fixture;
+}
+
+/**
+ * The statements `q` runs for the jobs of queue `name` (tests only): those that read or change only that queue's
+ * jobs name the table that holds them.
+ */
+export async function engineStatements(q: PgQueue, name: string): Promise<Statements> {
+  const engine = q as unknown as { statementsOf(exec: unknown, name: string): Promise<Statements>; db(): Promise<unknown> };
+  return engine.statementsOf(await engine.db(), name);
 }

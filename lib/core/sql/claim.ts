@@ -23,7 +23,8 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * history) until an ANALYZE replanned it. With the tids as an array and no key, a Tid Scan is the only
  * plan (the engine's sessions turn seq scans off). All the picked rows live in one partition (the queue's);
  * a tid names a row only within a partition, so the update keeps to `rel`, the partition the pick read.
- * Other partitions are not pruned: each looks up the tids that fall within its size and drops them.
+ * `t` is that partition when the engine runs the claim (PgQueue.statementsOf), so no other is planned or
+ * looked at; on `jobs`, each other partition would look up the tids that fall within its size and drop them.
  * A row that another transaction changed and committed after this statement's snapshot is locked in its
  * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never
  * claimed twice, never lost) and stays ready for the next one.
@@ -36,8 +37,8 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * fragments.ts: started_on) tells the two attempts apart, so the old handler's result is refused. Any
  * durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim included.
  */
-const CLAIM_UPDATE = (s: string, asyncCommit: string) => `
-UPDATE ${s}.jobs j SET
+const CLAIM_UPDATE = (s: string, t: string, asyncCommit: string) => `
+UPDATE ${t} j SET
   state = 'active',
   claim_count = j.claim_count + 1,
   worker_id = $3,
@@ -63,10 +64,10 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
  * The pick shared by the plain claims: locks the next $2 ready rows (that also meet `where`) in claim order,
  * skipping rows that another claimer holds locked.
  */
-const PICK_NEXT = (s: string, where = '') => `
+const PICK_NEXT = (t: string, where = '') => `
 WITH next AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
-  FROM ${s}.jobs j
+  FROM ${t} j
   WHERE ${READY}${where}
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
@@ -84,7 +85,7 @@ WITH next AS MATERIALIZED (
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s, '$6')}`;
+export const claimJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(t)}${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
  * The claim for queues whose policy allows one active job per key (singleton, stately): the same pick,
@@ -97,13 +98,13 @@ export const claimJobs = (s: string) => `${PICK_NEXT(s)}${CLAIM_UPDATE(s, '$6')}
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobsOnePerKey = (s: string) => `
+export const claimJobsOnePerKey = (s: string, t = `${s}.jobs`) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.priority, j.start_after, j.singleton_key
-  FROM ${s}.jobs j
+  FROM ${t} j
   WHERE ${READY}
     AND NOT EXISTS (
-      SELECT 1 FROM ${s}.jobs a
+      SELECT 1 FROM ${t} a
       WHERE a.queue = j.queue AND a.state = 'active' AND a.policy = j.policy
         AND a.singleton_key IS NOT DISTINCT FROM j.singleton_key)
   ORDER BY j.priority DESC, j.start_after, j.id
@@ -117,7 +118,7 @@ WITH candidates AS MATERIALIZED (
   ) d
   ORDER BY d.priority DESC, d.start_after, d.id
   LIMIT $2
-)${CLAIM_UPDATE(s, '$6')}`;
+)${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
  * The probes that say a key_strict_fifo job `c` is its key's head and its key is free: no other job of the
@@ -129,13 +130,13 @@ WITH candidates AS MATERIALIZED (
  * once per claim instead), and the planner counts the test as passing half the rows. Written `(…) IS NULL`,
  * it counts 0.5% of them, prices the walk at millions, and JIT-compiles the claim: 450 ms a claim, measured.
  */
-const FIFO_HEAD = (s: string, c: string) => `coalesce((
-      SELECT false FROM ${s}.jobs b
+const FIFO_HEAD = (t: string, c: string) => `coalesce((
+      SELECT false FROM ${t} b
       WHERE b.queue = ${c}.queue AND b.singleton_key = ${c}.singleton_key AND b.id <> ${c}.id
         AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo'
       LIMIT 1), true)
     AND (${c}.state = 'retry' OR coalesce((
-      SELECT false FROM ${s}.jobs e
+      SELECT false FROM ${t} e
       WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
         AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
       LIMIT 1), true))`;
@@ -162,8 +163,8 @@ const FIFO_HEAD = (s: string, c: string) => `coalesce((
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobsKeyFifo = (s: string) => `${PICK_NEXT(s, ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
-    AND ${FIFO_HEAD(s, 'j')}`)}${CLAIM_UPDATE(s, '$6')}`;
+export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(t, ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
+    AND ${FIFO_HEAD(t, 'j')}`)}${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
  * The claim under a worker's groupConcurrency (standard queues): at most a group's limit of its jobs are
@@ -174,29 +175,29 @@ export const claimJobsKeyFifo = (s: string) => `${PICK_NEXT(s, ` AND j.fifo_wait
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 default limit (null: none), $7 tiers text[], $8 tier limits int[], $9 commit without waiting for the flush
  */
-export const claimJobsGrouped = (s: string) => `
+export const claimJobsGrouped = (s: string, t = `${s}.jobs`) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
-  FROM ${s}.jobs j
+  FROM ${t} j
   WHERE ${READY}
     -- a group already at its limit is passed over here, so its backlog never fills the window
     AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
-      OR (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
+      OR (SELECT count(*) FROM ${t} a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
         < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 16
 ), ranked AS (
   SELECT c.*,
     row_number() OVER (PARTITION BY c.group_id ORDER BY c.priority DESC, c.start_after, c.id) AS rank,
-    (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = c.queue AND a.group_id = c.group_id AND a.state = 'active') AS active,
+    (SELECT count(*) FROM ${t} a WHERE a.queue = c.queue AND a.group_id = c.group_id AND a.state = 'active') AS active,
     coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = c.group_tier), $6::int) AS lim
   FROM candidates c
 ), next AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ranked r
-  JOIN ${s}.jobs j ON j.queue = r.queue AND j.id = r.id
+  JOIN ${t} j ON j.queue = r.queue AND j.id = r.id
   WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
-)${CLAIM_UPDATE(s, '$9')}`;
+)${CLAIM_UPDATE(s, t, '$9')}`;

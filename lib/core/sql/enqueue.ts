@@ -102,13 +102,14 @@ INSERT INTO ${s}.job_deps (parent_queue, parent_id, child_queue, child_id)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])`;
 
 /** The pending (created, retry, active) job that holds a dedupe key. $1 queue, $2 dedupe key */
-export const findPendingByDedupeKey = (s: string) => `
-SELECT j.id::text FROM ${s}.jobs j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.state <= 'active'`;
+export const findPendingByDedupeKey = (s: string, t = `${s}.jobs`) => `
+SELECT j.id::text FROM ${t} j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.state <= 'active'`;
 
 /**
  * How a queue's jobs are claimed, fixed once it is created: its policy, and whether claims must respect
  * a concurrency or rate limit. $1 queue
  */
 export const getClaimProfile = (s: string) => `
-SELECT policy, (concurrency_limit IS NOT NULL OR rate_limit_count IS NOT NULL) AS limited
+SELECT policy, (concurrency_limit IS NOT NULL OR rate_limit_count IS NOT NULL) AS limited,
+  CASE WHEN partition THEN quote_ident(${s}.queue_partition_name(name)) ELSE 'jobs_default' END AS home
 FROM ${s}.queues WHERE name = $1`;

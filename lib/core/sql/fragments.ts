@@ -52,9 +52,10 @@ export const DEAD_LETTER = (s: string, from: string) => `dead_lettered AS (
 /**
  * True when row `j` may go to `retry` under its policy: a stately key holds at most one job in retry, so
  * while another job of the key waits there, a failure of this one is final (it bypasses the retry).
+ * `t`: the table that holds j's queue (its partition, or jobs).
  */
-export const RETRY_SLOT_FREE = (s: string) => `NOT (j.policy = 'stately' AND EXISTS (
-      SELECT 1 FROM ${s}.jobs r
+export const RETRY_SLOT_FREE = (t: string) => `NOT (j.policy = 'stately' AND EXISTS (
+      SELECT 1 FROM ${t} r
       WHERE r.queue = j.queue AND r.policy = 'stately' AND r.state = 'retry'
         AND r.singleton_key IS NOT DISTINCT FROM j.singleton_key AND r.id <> j.id))`;
 

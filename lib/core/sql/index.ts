@@ -12,9 +12,14 @@ const builders = { ...queues, ...enqueue, ...claim, ...settle, ...lease, ...jobs
 /** Every runtime statement, rendered once for one schema. */
 export type Statements = { readonly [K in keyof typeof builders]: string };
 
-/** Renders every statement for the (already validated and quoted) schema identifier. */
-export function buildStatements(schemaIdent: string): Statements {
+/**
+ * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that
+ * holds the jobs of the queue the statements will be run for (its own partition, or jobs_default), quoted and
+ * schema-qualified; the statements that read or change only that queue's jobs then name it instead of `jobs`
+ * (see PgQueue.statementsOf). Without it, they name `jobs`.
+ */
+export function buildStatements(schemaIdent: string, home?: string): Statements {
   const out: Record<string, string> = {};
-  for (const [name, build] of Object.entries(builders)) out[name] = build(schemaIdent);
+  for (const [name, build] of Object.entries(builders)) out[name] = (build as (s: string, t?: string) => string)(schemaIdent, home);
   return Object.freeze(out) as Statements;
 }

@@ -22,16 +22,16 @@ const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.o
   j.source_retry_count, j.source_output, j.source_root_id::text`;
 
 /** $1 queue, $2 id */
-export const getJobById = (s: string) => `SELECT ${JOB_COLUMNS} FROM ${s}.jobs j WHERE j.queue = $1 AND j.id = $2::bigint`;
+export const getJobById = (s: string, t = `${s}.jobs`) => `SELECT ${JOB_COLUMNS} FROM ${t} j WHERE j.queue = $1 AND j.id = $2::bigint`;
 
 /** The states of the given jobs, to explain why a change touched fewer rows than asked. $1 queue, $2 ids (distinct) */
-export const getJobStates = (s: string) => `
-SELECT j.id::text, j.state::text FROM ${s}.jobs j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
+export const getJobStates = (s: string, t = `${s}.jobs`) => `
+SELECT j.id::text, j.state::text FROM ${t} j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
 
 /** Cancels jobs that have not finished; a running handler's result is then refused by the fence. */
-export const cancelJobs = (s: string) => `
+export const cancelJobs = (s: string, t = `${s}.jobs`) => `
 WITH RECURSIVE cancelled AS (
-UPDATE ${s}.jobs j SET
+UPDATE ${t} j SET
   state = 'cancelled',
   completed_on = now(),
   lease_until = NULL,
@@ -44,9 +44,9 @@ RETURNING j.queue, j.id, j.state
 SELECT cancelled.id::text FROM cancelled`;
 
 /** Brings cancelled jobs back to the queue, with the queue's retention counted from now; wakes its workers. $3 channel */
-export const resumeJobs = (s: string) => `
+export const resumeJobs = (s: string, t = `${s}.jobs`) => `
 WITH resumed AS (
-UPDATE ${s}.jobs j SET
+UPDATE ${t} j SET
   state = CASE WHEN j.retry_count = 0 THEN 'created' ELSE 'retry' END::${s}.job_state,
   completed_on = NULL,
   keep_until = greatest(j.start_after, now()) + q.retention_seconds * interval '1 second'
@@ -56,22 +56,22 @@ RETURNING j.id
 )
 SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
 
-export const deleteJobs = (s: string) => `
-DELETE FROM ${s}.jobs j USING ${IDS} WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text`;
+export const deleteJobs = (s: string, t = `${s}.jobs`) => `
+DELETE FROM ${t} j USING ${IDS} WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text`;
 
 /**
  * Puts failed jobs back to `retry`, all or none: when any id is missing or not failed, nothing changes
  * (the caller then reads the states to say which). Wakes the queue's workers.
  * $1 queue, $2 ids bigint[] (distinct), $3 channel
  */
-export const retryJobs = (s: string) => `
+export const retryJobs = (s: string, t = `${s}.jobs`) => `
 WITH target AS (
-  SELECT j.queue, j.id, j.state FROM ${s}.jobs j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id
+  SELECT j.queue, j.id, j.state FROM ${t} j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id
   FOR UPDATE OF j
 ), verdict AS (
   SELECT count(*) = cardinality($2::bigint[]) AND coalesce(bool_and(t.state = 'failed'), false) AS ok FROM target t
 ), retried AS (
-  UPDATE ${s}.jobs j SET
+  UPDATE ${t} j SET
     state = 'retry',
     start_after = now(),
     completed_on = NULL,
@@ -86,16 +86,16 @@ SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
  * The dead-lettered jobs (those that carry a source whose queue still exists) of a dead-letter queue,
  * waiting or failed there, in id order. $1 dead-letter queue, $2 most
  */
-export const listDeadLettered = (s: string) => `
-SELECT d.id::text FROM ${s}.jobs d
+export const listDeadLettered = (s: string, t = `${s}.jobs`) => `
+SELECT d.id::text FROM ${t} d
 JOIN ${s}.queues src ON src.name = d.source_name
 WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
 ORDER BY d.id
 LIMIT $2`;
 
 /** listDeadLettered among the ids $2 (bigint[], distinct): one probe per id, not a walk of the queue. $3 most */
-export const listDeadLetteredByIds = (s: string) => `
-SELECT d.id::text FROM ${s}.jobs d
+export const listDeadLetteredByIds = (s: string, t = `${s}.jobs`) => `
+SELECT d.id::text FROM ${t} d
 JOIN ${IDS} ON d.queue = u.queue AND d.id = u.id
 JOIN ${s}.queues src ON src.name = d.source_name
 WHERE d.state IN ('created', 'retry', 'failed')
@@ -108,10 +108,10 @@ LIMIT $3`;
  * copy was inserted: a copy the source queue's policy refuses leaves the job where it is.
  * $1 dead-letter queue, $2 id
  */
-export const redriveJob = (s: string) => `
+export const redriveJob = (s: string, t = `${s}.jobs`) => `
 WITH d AS (
   SELECT d.queue, d.id, d.data, d.priority, d.singleton_key, d.source_name, d.source_id, d.source_root_id
-  FROM ${s}.jobs d
+  FROM ${t} d
   WHERE d.queue = $1 AND d.id = $2 AND d.state IN ('created', 'retry', 'failed') AND d.source_name IS NOT NULL
   FOR UPDATE OF d SKIP LOCKED
 ), inserted AS (
@@ -125,7 +125,7 @@ WITH d AS (
   ON CONFLICT DO NOTHING
   RETURNING id
 ), removed AS (
-  DELETE FROM ${s}.jobs x USING d
+  DELETE FROM ${t} x USING d
   WHERE x.queue = d.queue AND x.id = d.id AND EXISTS (SELECT 1 FROM inserted)
   RETURNING x.id
 )

@@ -1,8 +1,8 @@
 import { ACTIVE, NAMED, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /** True when the stately key of row `j` has no job in `state` (other than `j`). */
-const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
-      SELECT 1 FROM ${s}.jobs o
+const SLOT_FREE = (t: string, state: string) => `NOT EXISTS (
+      SELECT 1 FROM ${t} o
       WHERE o.queue = j.queue AND o.policy = 'stately' AND o.state = '${state}'
         AND o.singleton_key IS NOT DISTINCT FROM j.singleton_key AND o.id <> j.id)`;
 
@@ -12,8 +12,8 @@ const SLOT_FREE = (s: string, state: string) => `NOT EXISTS (
  * Heartbeat for many attempts of one worker at once; returns the attempts it still holds (id, claim count, stamp).
  * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 stamps bigint[] (see STAMPED)
  */
-export const heartbeatJobs = (s: string) => `
-UPDATE ${s}.jobs j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+export const heartbeatJobs = (s: string, t = `${s}.jobs`) => `
+UPDATE ${t} j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
 FROM ${NAMED('id, claim_count, stamp', '$2::bigint[], $3::int[], $5::bigint[]')}
 WHERE j.queue = u.queue AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND ${ACTIVE}
   AND ${STAMPED}
@@ -26,12 +26,12 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  * and retry slots is free, and stays active (its lease decides) only when both are taken.
  * $1 queue, $2 ids bigint[], $3 claim counts int[], $4 worker id, $5 channel, $6 stamps bigint[] (see STAMPED)
  */
-export const releaseJobs = (s: string) => `
+export const releaseJobs = (s: string, t = `${s}.jobs`) => `
 WITH released AS (
-  UPDATE ${s}.jobs j SET
+  UPDATE ${t} j SET
     state = CASE
       WHEN j.policy = 'short' THEN 'retry'
-      WHEN j.policy = 'stately' AND NOT ${SLOT_FREE(s, 'created')} THEN 'retry'
+      WHEN j.policy = 'stately' AND NOT ${SLOT_FREE(t, 'created')} THEN 'retry'
       WHEN j.policy = 'stately' THEN 'created'
       WHEN j.retry_count = 0 THEN 'created'
       ELSE 'retry' END::${s}.job_state,
@@ -41,7 +41,7 @@ WITH released AS (
     heartbeat_until = NULL
   FROM ${NAMED('id, claim_count, stamp', '$2::bigint[], $3::int[], $6::bigint[]')}
   WHERE j.queue = u.queue AND j.id = u.id AND j.claim_count = u.claim_count AND j.worker_id = $4 AND ${ACTIVE}
-    AND ${STAMPED} AND (${RETRY_SLOT_FREE(s)} OR ${SLOT_FREE(s, 'created')})
+    AND ${STAMPED} AND (${RETRY_SLOT_FREE(t)} OR ${SLOT_FREE(t, 'created')})
   RETURNING j.id
 )
 SELECT released.id::text, pg_notify($5, $1)::text AS notified FROM released`;

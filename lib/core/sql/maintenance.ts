@@ -12,7 +12,7 @@ import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORP
 export const reapExpiredLeases = (s: string) => `
 WITH RECURSIVE expired AS MATERIALIZED (
   SELECT j.queue, j.id,
-    (j.retry_count < j.retry_limit AND ${RETRY_SLOT_FREE(s)}) AS retrying,
+    (j.retry_count < j.retry_limit AND ${RETRY_SLOT_FREE(`${s}.jobs`)}) AS retrying,
     jsonb_build_object(
       'name', 'LeaseExpiredError',
       'message', CASE WHEN j.lease_until < now()

@@ -17,9 +17,9 @@ const COMPLETABLE = `j.queue = u.queue AND j.id = u.id AND ${ACTIVE}
 const ATTEMPTS = (stamps: string) => NAMED('id, retry_count, output, claim_count, stamp', `$2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]`);
 
 /** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
-const COMPLETE = (s: string, stamps: string, keep = 'true') => `
+const COMPLETE = (t: string, stamps: string, keep = 'true') => `
 WITH done AS (
-UPDATE ${s}.jobs j SET
+UPDATE ${t} j SET
   state = 'completed',
   completed_on = now(),
   output = u.output,
@@ -47,9 +47,9 @@ const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s
  * whose last parent this completes become runnable, and their queues are notified. The worker's own
  * completions, for jobs it knows to be no flow parent, go through completeLeafJobs or removeLeafJobs.
  */
-export const completeJobs = (s: string) => `${COMPLETE(s, '$8', `NOT (${REMOVABLE(s)})`)}
+export const completeJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$8', `NOT (${REMOVABLE(s)})`)}
 ), removed AS (
-  DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$8')}
+  DELETE FROM ${t} j USING ${ATTEMPTS('$8')}
   WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
   RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
 ), ${RELEASE_CHILDREN(s, 'done', '$1')}
@@ -66,7 +66,7 @@ SELECT removed.id::text, removed.claim_count, removed.stamp, NULL FROM removed`;
  * which took 0.74 of 2.6 ms planning a completion of 50 (and 0.31 of 1.9 ms without it; scratch
  * plantime.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
  */
-export const completeLeafJobs = (s: string) => `${COMPLETE(s, '$7')}
+export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7')}
 )
 SELECT done.id::text, done.claim_count, done.stamp FROM done`;
 
@@ -75,8 +75,8 @@ SELECT done.id::text, done.claim_count, done.stamp FROM done`;
  * completion is), for jobs that their claim found removable and that no other job waits for. Parameters
  * $1-$6 of completeJobs ($4, the outputs, are not kept), and $7 the stamps.
  */
-export const removeLeafJobs = (s: string) => `
-DELETE FROM ${s}.jobs j USING ${ATTEMPTS('$7')}
+export const removeLeafJobs = (s: string, t = `${s}.jobs`) => `
+DELETE FROM ${t} j USING ${ATTEMPTS('$7')}
 WHERE ${COMPLETABLE}
 RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
@@ -93,12 +93,12 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
  * $9 channel, $10 stamps bigint[] (null entry: any; see STAMPED)
  */
-export const failJobs = (s: string) => `
+export const failJobs = (s: string, t = `${s}.jobs`) => `
 WITH RECURSIVE f AS (
   SELECT j.queue, j.id, u.error,
-    (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(s)}) AS retrying,
+    (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(t)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
-  FROM ${s}.jobs j
+  FROM ${t} j
   JOIN ${NAMED('id, retry_count, error, permanent, retry_after, claim_count, stamp', '$2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[], $10::bigint[]')}
     ON j.queue = u.queue AND j.id = u.id
   WHERE j.state < 'completed'
@@ -108,7 +108,7 @@ WITH RECURSIVE f AS (
   FOR UPDATE OF j
 )
 , failed AS (
-UPDATE ${s}.jobs j SET
+UPDATE ${t} j SET
   state = CASE WHEN f.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
   retry_count = j.retry_count + f.retrying::int,
   start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
