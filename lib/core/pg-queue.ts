@@ -347,6 +347,16 @@ export class PgQueue extends EventEmitter {
     return profile ? this.statementsFor(profile) : this.statements;
   }
 
+  /**
+   * Whether any of the jobs `ids` of queue `name` is a flow parent: the changes by hand that find none run the
+   * statements without the flow's work (completeNonParentJobs, failLeafJobs, cancelLeafJobs), which name only
+   * the queue's own table.
+   */
+  private async anyFlowParent(exec: Executor, name: string, ids: string[]): Promise<boolean> {
+    const [row] = await exec.query<{ parent: boolean }>(this.statements.anyFlowParent, [name, ids]);
+    return row!.parent;
+  }
+
   private statementsFor(profile: ClaimProfile): Statements {
     let statements = this.homeStatements.get(profile.home);
     if (!statements) {
@@ -605,16 +615,12 @@ export class PgQueue extends EventEmitter {
     const refs = parseRefs(ids);
     const json = toJson('output', output);
     const exec = await this.db();
-    const rows = await exec.query<{ id: string }>((await this.statementsOf(exec, name)).completeJobs, [
-      name,
-      refs.map((r) => r.id),
-      refs.map((r) => r.retryCount),
-      refs.map(() => json),
-      null,
-      refs.map(() => null),
-      this.config.channel,
-      null,
-    ]);
+    const statements = await this.statementsOf(exec, name);
+    const list = refs.map((r) => r.id);
+    const attempts = [name, list, refs.map((r) => r.retryCount), refs.map(() => json), null, refs.map(() => null)];
+    const rows = (await this.anyFlowParent(exec, name, list))
+      ? await exec.query<{ id: string }>(statements.completeJobs, [...attempts, this.config.channel, null])
+      : await exec.query<{ id: string }>(statements.completeNonParentJobs, [...attempts, null]);
     return changed(refs.length, rows);
   }
 
@@ -625,7 +631,8 @@ export class PgQueue extends EventEmitter {
     const info = describeFailure(error ?? new Error('failed by request'));
     const list = refs.map((r) => r.id);
     const exec = await this.db();
-    const rows = await exec.query<{ id: string }>((await this.statementsOf(exec, name)).failJobs, [
+    const statements = await this.statementsOf(exec, name);
+    const rows = await exec.query<{ id: string }>((await this.anyFlowParent(exec, name, list)) ? statements.failJobs : statements.failLeafJobs, [
       name,
       refs.map((r) => r.id),
       refs.map((r) => r.retryCount),
@@ -717,7 +724,9 @@ export class PgQueue extends EventEmitter {
     const list = this.plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
     const exec = await this.db();
-    const rows = await exec.query<{ id: string }>((await this.statementsOf(exec, name))[statement], params).catch((err) => {
+    // a cancel of jobs none of which is a flow parent leaves out the cancel of their descendants
+    const chosen = statement === 'cancelJobs' && !(await this.anyFlowParent(exec, name, list)) ? 'cancelLeafJobs' : statement;
+    const rows = await exec.query<{ id: string }>((await this.statementsOf(exec, name))[chosen], params).catch((err) => {
       throw keyTaken(err, name, list);
     });
     return changed(list.length, rows);

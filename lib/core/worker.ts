@@ -697,13 +697,13 @@ export class Worker {
    */
   private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
     const { exec, statements, channel } = this.ctx;
-    // Completions take one of three statements by kind of job (see settle.ts); a batch of mixed kinds, rare,
-    // is written one kind at a time.
-    const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : o.entry.row.remove ? 'remove' : 'keep');
-    if (!failed && batch.some((o) => kind(o) !== kind(batch[0]!))) {
-      for (const k of ['parent', 'remove', 'keep']) {
+    // Completions take one of three statements by kind of job, failures one of two (see settle.ts); a batch of
+    // mixed kinds, rare, is written one kind at a time.
+    const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : failed ? 'leaf' : o.entry.row.remove ? 'remove' : 'keep');
+    if (batch.some((o) => kind(o) !== kind(batch[0]!))) {
+      for (const k of ['parent', 'remove', 'keep', 'leaf']) {
         const part = batch.filter((o) => kind(o) === k);
-        if (part.length > 0) await this.writeOutcomes(part, false);
+        if (part.length > 0) await this.writeOutcomes(part, failed);
       }
       return;
     }
@@ -717,7 +717,7 @@ export class Worker {
     const write = async () => {
       type Written = { id: string; claim_count: number; stamp: string };
       const settled = failed
-        ? await exec.query<Written>(statements.failJobs, [
+        ? await exec.query<Written>(kind(batch[0]!) === 'parent' ? statements.failJobs : statements.failLeafJobs, [
             this.queue,
             ids,
             anyRetryCount,

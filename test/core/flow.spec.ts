@@ -91,4 +91,22 @@ describe('flow: jobs that wait for each other', () => {
     expect(order).toEqual(['a', 'b']);
     await w.stopWorkers();
   });
+
+  it("a worker's failure of a parent fails its children; of a job in the same batch that is no parent, only that job", async () => {
+    const w = f.create({ supervise: false });
+    await w.createQueue('doomed.parents', { retryLimit: 0 });
+    await w.createQueue('doomed.children');
+    const ids = await w.flow([
+      { name: 'doomed.parents', ref: 'p' },
+      { name: 'doomed.parents', ref: 'leaf' },
+      { name: 'doomed.children', ref: 'c', dependsOn: ['p'] },
+    ]);
+    await w.work('doomed.parents', { batchSize: 2 }, async () => {
+      throw new PermanentJobError('no');
+    });
+    await until(async () => (await w.getJobById('doomed.children', ids.c!))!.state === 'failed', 'the child failed with its parent');
+    await until(async () => (await w.getJobById('doomed.parents', ids.leaf!))!.state === 'failed', 'the other job failed');
+    expect((await w.getJobById('doomed.children', ids.c!))!.output).toMatchObject({ error: { name: 'ParentFailedError' } });
+    await w.stopWorkers();
+  });
 });

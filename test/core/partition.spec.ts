@@ -38,7 +38,7 @@ describe('dedicated partitions', () => {
     expect(await f.sql('SELECT to_regclass($1) AS t', [table])).toEqual([{ t: null }]);
   });
 
-  it("a queue's claims, settles and changes by id name only the table that holds its jobs, however many partitions there are", async () => {
+  it("a queue's claims, settles and changes by id name only the table that holds its jobs, however many partitions there are (but for a flow's work)", async () => {
     const one = f.create({ poolSize: 1, supervise: false });
     for (let i = 0; i < 12; i++) await one.createQueue(`other.${i}`, { partition: true });
     await one.createQueue('home.own', { partition: true });
@@ -57,6 +57,9 @@ describe('dedicated partitions', () => {
         ['removeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
         ['heartbeatJobs', `${q1}, ${ids}, '{1}', 'w', '{NULL}'`],
         ['releaseJobs', `${q1}, ${ids}, '{1}', 'w', 'c', '{NULL}'`],
+        ['completeNonParentJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
+        ['failLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', '{false}', '{NULL}', NULL, '{NULL}', 'c', '{NULL}'`],
+        ['cancelLeafJobs', `${q1}, ${ids}`],
         ['resumeJobs', `${q1}, ${ids}, 'c'`],
         ['deleteJobs', `${q1}, ${ids}`],
         ['getJobById', `${q1}, ${job!.id}`],
@@ -65,8 +68,9 @@ describe('dedicated partitions', () => {
         await exec.query(`PREPARE home_plan AS ${statements[name]}`);
         const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE home_plan(${args})`)).map((r) => r['QUERY PLAN']).join('\n');
         await exec.query('DEALLOCATE home_plan');
-        const tables = [...new Set([...plan.matchAll(/ on (jobs\w*)/g)].map((m) => m[1]))];
-        expect({ queue, name, tables, partitions: /Append|Subplans Removed/.test(plan) }).toEqual({ queue, name, tables: [home], partitions: false });
+        // (a dead-letter copy is inserted into `jobs`: an insert is routed as it runs, and plans no partition)
+        const tables = [...new Set([...plan.replace(/Insert on jobs\b/g, '').matchAll(/ on (jobs\w*)/g)].map((m) => m[1]))];
+        expect({ queue, name, tables, partitions: /Subplans Removed/.test(plan) }).toEqual({ queue, name, tables: [home], partitions: false });
       }
     }
   });

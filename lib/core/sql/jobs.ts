@@ -28,9 +28,24 @@ export const getJobById = (s: string, t = `${s}.jobs`) => `SELECT ${JOB_COLUMNS}
 export const getJobStates = (s: string, t = `${s}.jobs`) => `
 SELECT j.id::text, j.state::text FROM ${t} j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
 
+/**
+ * Jobs of $2 that other jobs wait for (flow parents). Known when a job is inserted (a flow inserts a job with
+ * its children's links), so a change by hand that finds none can leave out the flow's work. $1 queue, $2 ids
+ */
+export const anyFlowParent = (s: string) => `
+SELECT EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = $1 AND d.parent_id = ANY($2::bigint[])) AS parent`;
+
 /** Cancels jobs that have not finished; a running handler's result is then refused by the fence. */
-export const cancelJobs = (s: string, t = `${s}.jobs`) => `
-WITH RECURSIVE cancelled AS (
+export const cancelJobs = (s: string, t = `${s}.jobs`) => CANCEL(s, t, true);
+
+/**
+ * cancelJobs for jobs of which none is a flow parent (anyFlowParent): without the cancel of blocked
+ * descendants, whose update names `jobs` and so is planned with every partition.
+ */
+export const cancelLeafJobs = (s: string, t = `${s}.jobs`) => CANCEL(s, t, false);
+
+const CANCEL = (s: string, t: string, orphans: boolean) => `
+WITH${orphans ? ' RECURSIVE' : ''} cancelled AS (
 UPDATE ${t} j SET
   state = 'cancelled',
   completed_on = now(),
@@ -40,7 +55,7 @@ UPDATE ${t} j SET
 FROM ${IDS}
 WHERE j.queue = u.queue AND j.id = u.id AND j.state < 'completed'
 RETURNING j.queue, j.id, j.state
-), ${ORPHAN_DESCENDANTS(s, 'cancelled')}
+)${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'cancelled')}` : ''}
 SELECT cancelled.id::text FROM cancelled`;
 
 /** Brings cancelled jobs back to the queue, with the queue's retention counted from now; wakes its workers. $3 channel */

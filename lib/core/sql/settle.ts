@@ -48,17 +48,31 @@ const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s
  * completions, for jobs it knows to be no flow parent, go through completeLeafJobs or removeLeafJobs.
  */
 export const completeJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$8', `NOT (${REMOVABLE(s)})`)}
-), removed AS (
-  DELETE FROM ${t} j USING ${ATTEMPTS('$8')}
-  WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
-  RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
-), ${RELEASE_CHILDREN(s, 'done', '$1')}
+), ${REMOVED(s, t, '$8')}, ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
 SELECT done.id::text, done.claim_count, done.stamp,
   (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r) AS woke
 FROM done
 UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, NULL FROM removed`;
+
+/** completeJobs' removals: the rows REMOVABLE lets go, deleted, as the CTE `removed`. */
+const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
+  DELETE FROM ${t} j USING ${ATTEMPTS(stamps)}
+  WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
+  RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
+)`;
+
+/**
+ * completeJobs for jobs of which none is a flow parent (complete() by hand, after a probe of job_deps):
+ * without the release of children, whose update names `jobs` and so is planned with every partition (52 ms
+ * with 100 of them, scratch parts.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
+ */
+export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)})`)}
+), ${REMOVED(s, t, '$7')}
+SELECT done.id::text, done.claim_count, done.stamp FROM done
+UNION ALL
+SELECT removed.id::text, removed.claim_count, removed.stamp FROM removed`;
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
@@ -93,8 +107,17 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
  * $9 channel, $10 stamps bigint[] (null entry: any; see STAMPED)
  */
-export const failJobs = (s: string, t = `${s}.jobs`) => `
-WITH RECURSIVE f AS (
+export const failJobs = (s: string, t = `${s}.jobs`) => FAIL(s, t, true);
+
+/**
+ * failJobs for jobs of which none is a flow parent (a worker's, as its claim says; fail() by hand, after a probe
+ * of job_deps): without the failure of blocked descendants, whose update names `jobs` and so is planned with
+ * every partition. The same parameters.
+ */
+export const failLeafJobs = (s: string, t = `${s}.jobs`) => FAIL(s, t, false);
+
+const FAIL = (s: string, t: string, orphans: boolean) => `
+WITH${orphans ? ' RECURSIVE' : ''} f AS (
   SELECT j.queue, j.id, u.error,
     (j.retry_count < j.retry_limit AND NOT coalesce(u.permanent, false) AND ${RETRY_SLOT_FREE(t)}) AS retrying,
     CASE WHEN u.retry_after IS NOT NULL THEN u.retry_after::float8 ELSE ${RETRY_DELAY} END AS delay
@@ -120,7 +143,7 @@ UPDATE ${t} j SET
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}
-), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}
+), ${DEAD_LETTER(s, 'failed')}${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'failed')}` : ''}
 -- n.notified is selected so that the planner cannot drop the join that sends the NOTIFY
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, n.notified
 FROM failed
