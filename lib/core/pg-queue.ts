@@ -37,6 +37,10 @@ export interface FetchOptions {
 
 /** Keys the key_strict_fifo safety net looks at per maintenance pass. */
 const FIFO_REPAIR_KEYS = 2_000;
+/** SQLSTATE undefined_table: a statement named a queue's partition that is gone (see PgQueue.onQueue). */
+const UNDEFINED_TABLE = '42P01';
+/** How often an empty claim may read its queue's profile again (PgQueue.rereadProfile), at most: one primary-key probe of queues. */
+const PROFILE_RECHECK_MS = 5_000;
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
 const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
@@ -74,6 +78,8 @@ export class PgQueue extends EventEmitter {
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
   private readonly profiles = new Map<string, ClaimProfile>();
+  /** When each queue's profile was last read (Date.now()), for rereadProfile's throttle. */
+  private readonly profileReadAt = new Map<string, number>();
   /** The statements for the queues whose jobs live in each table (see statementsOf), by table. */
   private readonly homeStatements = new Map<string, Statements>();
   /** The texts of the statements prepared once per connection (planOnce), for every table's statements. */
@@ -330,8 +336,46 @@ export class PgQueue extends EventEmitter {
     const known = this.profiles.get(name);
     if (known) return known;
     const [row] = await exec.query<ClaimProfile>(this.statements.getClaimProfile, [name]);
+    this.profileReadAt.set(name, Date.now());
     if (row) this.profiles.set(name, row);
     return row ?? null;
+  }
+
+  /**
+   * Reads queue `name`'s profile again, unless it was read less than `minAgeMs` ago; returns it when it differs
+   * from the one kept (null: the queue does not exist now), else undefined. The profile is kept for the
+   * engine's life, but another instance may delete the queue and make it again with other settings (another
+   * `partition` puts its jobs in another table); what runs on the old table then finds nothing, or fails
+   * with undefined_table.
+   */
+  private async rereadProfile(exec: Executor, name: string, minAgeMs = 0): Promise<ClaimProfile | null | undefined> {
+    if (Date.now() - (this.profileReadAt.get(name) ?? 0) < minAgeMs) return undefined;
+    const before = this.profiles.get(name) ?? null;
+    this.profiles.delete(name);
+    const now = await this.knownProfile(exec, name);
+    const same = before === now || (before !== null && now !== null && before.home === now.home && before.policy === now.policy && before.limited === now.limited);
+    return same ? undefined : now;
+  }
+
+  /**
+   * Runs `run` with the statements for the jobs of queue `name` (statementsOf). When it fails with
+   * undefined_table, or `short` says its result falls short of what was asked, the queue's profile is read
+   * again (rereadProfile) and, if the queue's jobs now live elsewhere, `run` runs once more there. A run on the
+   * wrong table changed nothing: the queue's jobs are not in it.
+   */
+  private async onQueue<R>(exec: Executor, name: string, run: (statements: Statements) => Promise<R>, short: (result: R) => boolean): Promise<R> {
+    let result: R;
+    try {
+      result = await run(await this.statementsOf(exec, name));
+      if (!short(result)) return result;
+    } catch (err) {
+      if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
+      const now = await this.rereadProfile(exec, name);
+      if (now === undefined) throw err;
+      return run(now ? this.statementsFor(now) : this.statements);
+    }
+    const now = await this.rereadProfile(exec, name);
+    return now === undefined ? result : run(now ? this.statementsFor(now) : this.statements);
   }
 
   /**
@@ -348,13 +392,16 @@ export class PgQueue extends EventEmitter {
   }
 
   /**
-   * Whether any of the jobs `ids` of queue `name` is a flow parent: the changes by hand that find none run the
-   * statements without the flow's work (completeNonParentJobs, failLeafJobs, cancelLeafJobs), which name only
-   * the queue's own table.
+   * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
+   * only jobs that no job waits for), then `full` for those it did not change, if any: flow parents, and jobs
+   * the change does not apply to (`full` finds nothing there either). The flow's work names `jobs`, so `full`
+   * is planned with every partition; most changes never run it.
    */
-  private async anyFlowParent(exec: Executor, name: string, ids: string[]): Promise<boolean> {
-    const [row] = await exec.query<{ parent: boolean }>(this.statements.anyFlowParent, [name, ids]);
-    return row!.parent;
+  private async leafFirst(refs: ParsedRef[], leaf: (some: ParsedRef[]) => Promise<{ id: string }[]>, full: (rest: ParsedRef[]) => Promise<{ id: string }[]>): Promise<{ id: string }[]> {
+    const done = await leaf(refs);
+    const changedIds = new Set(done.map((r) => r.id));
+    const rest = refs.filter((r) => !changedIds.has(r.id));
+    return rest.length === 0 ? done : [...done, ...(await full(rest))];
   }
 
   private statementsFor(profile: ClaimProfile): Statements {
@@ -407,7 +454,7 @@ export class PgQueue extends EventEmitter {
     const [id] = await this.insertRows(exec, name, [json], [parsed]);
     if (id !== undefined) return id;
     if (parsed.dedupeKey === undefined) return null;
-    const [holder] = await exec.query<{ id: string }>((await this.statementsOf(exec, name)).findPendingByDedupeKey, [name, parsed.dedupeKey]);
+    const [holder] = await this.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]), (rows) => rows.length === 0);
     return holder?.id ?? null;
   }
 
@@ -598,10 +645,20 @@ export class PgQueue extends EventEmitter {
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
     const exec = await this.db();
     const pool = this.pool!;
-    const profile = await this.profileOf(exec, name);
-    const statements = this.statementsFor(profile);
-    const ctx = { exec, statements, connect: () => checkout(pool), schema: this.config.schema };
-    const rows = await claimJobs(ctx, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
+    let profile = await this.profileOf(exec, name);
+    let statements = this.statementsFor(profile);
+    const claim = () => claimJobs({ exec, statements, connect: () => checkout(pool), schema: this.config.schema }, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
+    let rows = await claim();
+    if (rows.length === 0) {
+      // an empty claim may come from a table the queue left (rereadProfile); looked at no more than every 5 s
+      const now = await this.rereadProfile(exec, name, PROFILE_RECHECK_MS);
+      if (now === null) throw new QueueNotFoundError(name);
+      if (now !== undefined) {
+        profile = now;
+        statements = this.statementsFor(now);
+        rows = await claim();
+      }
+    }
     return rows.map((row) =>
       toJob<T>(row, new LazyAbort(), async () => {
         await exec.query(statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId, [row.stamp]]);
@@ -615,12 +672,13 @@ export class PgQueue extends EventEmitter {
     const refs = parseRefs(ids);
     const json = toJson('output', output);
     const exec = await this.db();
-    const statements = await this.statementsOf(exec, name);
-    const list = refs.map((r) => r.id);
-    const attempts = [name, list, refs.map((r) => r.retryCount), refs.map(() => json), null, refs.map(() => null)];
-    const rows = (await this.anyFlowParent(exec, name, list))
-      ? await exec.query<{ id: string }>(statements.completeJobs, [...attempts, this.config.channel, null])
-      : await exec.query<{ id: string }>(statements.completeNonParentJobs, [...attempts, null]);
+    const attempts = (some: ParsedRef[]) => [name, some.map((r) => r.id), some.map((r) => r.retryCount), some.map(() => json), null, some.map(() => null)];
+    const rows = await this.onQueue(
+      exec,
+      name,
+      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.completeNonParentJobs, [...attempts(some), null]), (rest) => exec.query<{ id: string }>(st.completeJobs, [...attempts(rest), this.config.channel, null])),
+      (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
+    );
     return changed(refs.length, rows);
   }
 
@@ -631,19 +689,24 @@ export class PgQueue extends EventEmitter {
     const info = describeFailure(error ?? new Error('failed by request'));
     const list = refs.map((r) => r.id);
     const exec = await this.db();
-    const statements = await this.statementsOf(exec, name);
-    const rows = await exec.query<{ id: string }>((await this.anyFlowParent(exec, name, list)) ? statements.failJobs : statements.failLeafJobs, [
+    const attempts = (some: ParsedRef[]) => [
       name,
-      refs.map((r) => r.id),
-      refs.map((r) => r.retryCount),
-      refs.map(() => JSON.stringify(info.error)),
-      refs.map(() => info.permanent),
-      refs.map(() => info.retryAfterSeconds),
+      some.map((r) => r.id),
+      some.map((r) => r.retryCount),
+      some.map(() => JSON.stringify(info.error)),
+      some.map(() => info.permanent),
+      some.map(() => info.retryAfterSeconds),
       null,
-      refs.map(() => null),
+      some.map(() => null),
       this.config.channel,
       null,
-    ]).catch((err) => {
+    ];
+    const rows = await this.onQueue(
+      exec,
+      name,
+      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)), (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest))),
+      (rows) => rows.length < new Set(list).size,
+    ).catch((err) => {
       throw keyTaken(err, name, list);
     });
     return changed(refs.length, rows);
@@ -667,11 +730,11 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const list = [...new Set(this.plainIds(ids))];
     const exec = await this.db();
-    const statements = await this.statementsOf(exec, name);
-    const rows = await exec.query<{ id: string }>(statements.retryJobs, [name, list, this.config.channel]).catch((err) => {
+    const rows = await this.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.config.channel]), (rows) => rows.length < list.length).catch((err) => {
       throw keyTaken(err, name, list);
     });
     if (rows.length === list.length) return changed(list.length, rows);
+    const statements = await this.statementsOf(exec, name);
     const states = new Map((await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
     for (const id of list) {
       const state = states.get(id);
@@ -693,10 +756,13 @@ export class PgQueue extends EventEmitter {
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const exec = await this.db();
     await this.assertQueueExists(exec, name);
+    const candidates = await this.onQueue(
+      exec,
+      name,
+      (st) => (ids === null ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit]) : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit])),
+      (rows) => rows.length === 0,
+    );
     const statements = await this.statementsOf(exec, name);
-    const candidates = ids === null
-      ? await exec.query<{ id: string }>(statements.listDeadLettered, [name, limit])
-      : await exec.query<{ id: string }>(statements.listDeadLetteredByIds, [name, ids, limit]);
     const moved: string[] = [];
     // One statement per job: each copy and its delete commit together, and a copy that the source
     // queue's policy refuses leaves its job in the dead-letter queue.
@@ -724,9 +790,11 @@ export class PgQueue extends EventEmitter {
     const list = this.plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
     const exec = await this.db();
-    // a cancel of jobs none of which is a flow parent leaves out the cancel of their descendants
-    const chosen = statement === 'cancelJobs' && !(await this.anyFlowParent(exec, name, list)) ? 'cancelLeafJobs' : statement;
-    const rows = await exec.query<{ id: string }>((await this.statementsOf(exec, name))[chosen], params).catch((err) => {
+    const run = (st: Statements) =>
+      statement === 'cancelJobs'
+        ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
+        : exec.query<{ id: string }>(st[statement], params);
+    const rows = await this.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
       throw keyTaken(err, name, list);
     });
     return changed(list.length, rows);
@@ -736,7 +804,7 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const [ref] = parseRefs(id);
     const exec = await this.db();
-    const [row] = await exec.query<JobRow>((await this.statementsOf(exec, name)).getJobById, [name, ref!.id]);
+    const [row] = await this.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
     return row ? toJobWithMetadata<T>(row) : null;
   }
 
@@ -763,6 +831,10 @@ export class PgQueue extends EventEmitter {
       connect: () => checkout(pool),
       staleResult: () => void this.counters.staleResults++,
       statements: this.statementsFor(profile),
+      recheck: async (force) => {
+        const now = await this.rereadProfile(exec, name, force ? 0 : PROFILE_RECHECK_MS);
+        return now ? { profile: now, statements: this.statementsFor(now) } : null;
+      },
       schema: this.config.schema,
       channel: this.config.channel,
       log: this.log,
@@ -865,7 +937,13 @@ function closedError(): QueueError {
   return new QueueError('the queue has been closed', 'QUEUE_CLOSED');
 }
 
-function parseRefs(ids: JobRef | JobRef[]): { id: string; retryCount: number | null }[] {
+/** A job named by a call by hand: its id, and the attempt (retryCount) when the caller gave one. */
+interface ParsedRef {
+  id: string;
+  retryCount: number | null;
+}
+
+function parseRefs(ids: JobRef | JobRef[]): ParsedRef[] {
   const list = Array.isArray(ids) ? ids : [ids];
   if (list.length === 0) throw new InvalidOptionError('ids', 'at least one job id', ids);
   return list.map((ref, i) => {

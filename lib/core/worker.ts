@@ -38,13 +38,19 @@ export interface ClaimedRow {
 /** What a worker loop needs from the engine that owns it. */
 export interface WorkerContext {
   readonly exec: Executor;
-  /** How the queue's jobs are claimed (fixed once the queue is created). */
-  readonly profile: ClaimProfile;
+  /** How the queue's jobs are claimed, and where they are stored (replaced when `recheck` finds them changed). */
+  profile: ClaimProfile;
   /** A dedicated connection for a transactional handler; released by the worker. */
   connect(): Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
-  readonly statements: Statements;
+  /** The statements for the queue's jobs (for `profile.home`; replaced with it). */
+  statements: Statements;
+  /**
+   * Reads the queue's profile again (at most every 5 s unless `force`): the queue may have been deleted and
+   * made again, its jobs in another table. Returns the new profile and statements when they changed.
+   */
+  recheck(force: boolean): Promise<{ profile: ClaimProfile; statements: Statements } | null>;
   readonly schema: string;
   readonly channel: string;
   readonly log: QueueLogger;
@@ -417,7 +423,11 @@ export class Worker {
       try {
         rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
         errorDelayMs = 0;
+        // an empty claim may come from a table the queue's jobs left (deleted and made again elsewhere)
+        if (rows.length === 0) await this.recheck(false);
       } catch (err) {
+        // undefined_table: the queue's partition is gone
+        if ((err as { code?: string }).code === '42P01') await this.recheck(true).catch(() => undefined);
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
         errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
         await this.sleep(errorDelayMs, false);
@@ -435,6 +445,16 @@ export class Worker {
       }
       this.startWaiting();
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
+    }
+  }
+
+  /** Takes the queue's profile and statements anew when `ctx.recheck` finds them changed. */
+  private async recheck(force: boolean): Promise<void> {
+    const fresh = await this.ctx.recheck(force);
+    if (fresh) {
+      this.ctx.profile = fresh.profile;
+      this.ctx.statements = fresh.statements;
+      this.ctx.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
     }
   }
 
@@ -707,32 +727,42 @@ export class Worker {
       }
       return;
     }
-    // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
-    // each element). A column that is null for every job goes as one null, which unnest pads.
-    const ids = `{${batch.map((o) => o.entry.row.id).join(',')}}`;
-    const claims = `{${batch.map((o) => o.entry.row.claim_count).join(',')}}`;
-    const stamps = `{${batch.map((o) => o.entry.row.stamp).join(',')}}`;
+    type Written = { id: string; claim_count: number; stamp: string };
     const anyRetryCount = null;
-    const outputs = batch.some((o) => o.output !== null) ? batch.map((o) => o.output) : null;
+    /** Writes `part` with the full statement (`full`, with a flow's work) or the leaf one of its kind. */
+    const settle = (part: Outcome[], full: boolean) => {
+      // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
+      // each element). A column that is null for every job goes as one null, which unnest pads.
+      const ids = `{${part.map((o) => o.entry.row.id).join(',')}}`;
+      const claims = `{${part.map((o) => o.entry.row.claim_count).join(',')}}`;
+      const stamps = `{${part.map((o) => o.entry.row.stamp).join(',')}}`;
+      if (failed) {
+        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, [
+          this.queue,
+          ids,
+          anyRetryCount,
+          part.map((o) => JSON.stringify(o.failure!.error)),
+          part.map((o) => o.failure!.permanent),
+          part.map((o) => o.failure!.retryAfterSeconds),
+          this.id,
+          claims,
+          channel,
+          stamps,
+        ]);
+      }
+      const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
+      return full
+        ? exec.query<Written>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
+        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
+    };
     const write = async () => {
-      type Written = { id: string; claim_count: number; stamp: string };
-      const settled = failed
-        ? await exec.query<Written>(kind(batch[0]!) === 'parent' ? statements.failJobs : statements.failLeafJobs, [
-            this.queue,
-            ids,
-            anyRetryCount,
-            batch.map((o) => JSON.stringify(o.failure!.error)),
-            batch.map((o) => o.failure!.permanent),
-            batch.map((o) => o.failure!.retryAfterSeconds),
-            this.id,
-            claims,
-            channel,
-            stamps,
-          ])
-        : kind(batch[0]!) === 'parent'
-          ? await exec.query<Written>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
-          : await exec.query<Written>(kind(batch[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
-      const written = new Set(settled.map(attemptKey));
+      const full = kind(batch[0]!) === 'parent';
+      const written = new Set((await settle(batch, full)).map(attemptKey));
+      // The claim's word that a job is no flow parent is a hint: a leaf statement leaves a job that turns out to
+      // be one (NO_CHILDREN in fragments.ts), and what it left goes through the full statement before it counts
+      // as refused by the fence.
+      const left = full ? [] : batch.filter((o) => !written.has(o.entry.key));
+      if (left.length > 0) for (const row of await settle(left, true)) written.add(attemptKey(row));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };
     try {

@@ -109,4 +109,39 @@ describe('flow: jobs that wait for each other', () => {
     expect((await w.getJobById('doomed.children', ids.c!))!.output).toMatchObject({ error: { name: 'ParentFailedError' } });
     await w.stopWorkers();
   });
+
+  it('a job its claim took for no parent, that has a child by the time it completes, still releases the child', async () => {
+    // The links of a flow given a db outside a transaction commit after its jobs: a worker may claim a parent
+    // before its link to its child is there. Here the link and the child are written while the handler runs.
+    const w = f.create({ supervise: false });
+    await w.createQueue('late.parent');
+    await w.createQueue('late.child');
+    let release!: () => void;
+    const handlerMayReturn = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    await w.work('late.parent', {}, async () => {
+      started = true;
+      await handlerMayReturn;
+    });
+    const parent = (await w.send('late.parent', {}))!;
+    await until(async () => started, 'the parent started');
+    const [child] = await f.sql<{ id: string }>(
+      `INSERT INTO $schema.jobs (queue, blocked_by, start_after, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`);
+    await f.sql(`INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`, [parent, child!.id]);
+    release();
+    await until(async () => (await w.getJobById('late.parent', parent))!.state === 'completed', 'the parent completed');
+    await until(async () => (await f.sql<{ n: number }>('SELECT blocked_by AS n FROM $schema.jobs WHERE id = $1', [child!.id]))[0]!.n === 0, 'the child was released');
+    await w.stopWorkers();
+
+    // and by hand: complete() of a job with a child
+    const byHand = (await q.send('late.parent', {}))!;
+    const [other] = await f.sql<{ id: string }>(
+      `INSERT INTO $schema.jobs (queue, blocked_by, start_after, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`);
+    await f.sql(`INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`, [byHand, other!.id]);
+    expect((await q.fetch('late.parent')).map((j) => j.id)).toEqual([byHand]);
+    expect((await q.complete('late.parent', byHand)).updated).toBe(1);
+    expect((await f.sql<{ n: number }>('SELECT blocked_by AS n FROM $schema.jobs WHERE id = $1', [other!.id]))[0]!.n).toBe(0);
+  });
 });

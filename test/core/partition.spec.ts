@@ -1,3 +1,4 @@
+import { until } from '../helpers/db.js';
 import { engineStatements, queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('partition');
@@ -73,5 +74,41 @@ describe('dedicated partitions', () => {
         expect({ queue, name, tables, partitions: /Subplans Removed/.test(plan) }).toEqual({ queue, name, tables: [home], partitions: false });
       }
     }
+  });
+});
+
+describe('a queue deleted and made again with the other partition setting, by another instance', () => {
+  it("this instance's worker, fetch() and calls by hand follow its jobs to their new table", async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    await a.createQueue('moving');
+    const seen: number[] = [];
+    await a.work('moving', { pollingIntervalSeconds: 0.2 }, async (job) => void seen.push((job.data as { n: number }).n));
+    await a.send('moving', { n: 1 });
+    await until(async () => seen.includes(1), 'the first job ran');
+    const byHand = f.create({ supervise: false });
+    const held = (await byHand.send('moving', { n: 0 }, { dedupeKey: 'k' }))!; // byHand now knows where 'moving' keeps its jobs
+    await byHand.deleteJob('moving', held);
+
+    await b.deleteQueue('moving');
+    await b.createQueue('moving', { partition: true });
+    // calls by hand on jobs they cannot find where they looked: they look again
+    const holder = (await b.send('moving', { n: 0 }, { dedupeKey: 'k' }))!;
+    expect(await byHand.send('moving', { n: 0 }, { dedupeKey: 'k' })).toBe(holder);
+    const [fetched] = await b.fetch('moving');
+    expect((await byHand.complete('moving', fetched!.id)).updated).toBe(1);
+    expect((await byHand.getJobById('moving', fetched!.id))!.state).toBe('completed');
+    // the worker: its claims from the old table come back empty, and it looks again
+    await b.send('moving', { n: 2 });
+    await until(async () => seen.includes(2), 'the worker ran a job of the queue made again', 20_000);
+
+    // and back: the partition it now claims from is dropped (undefined_table)
+    await b.deleteQueue('moving');
+    await b.createQueue('moving');
+    await b.send('moving', { n: 3 });
+    await until(async () => seen.includes(3), 'the worker ran a job after its partition was dropped', 20_000);
+    const id = (await b.send('moving', { n: 4 }))!;
+    expect(await byHand.getJobById('moving', id)).not.toBeNull(); // found in its new table
+    await a.stopWorkers();
   });
 });

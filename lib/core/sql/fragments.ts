@@ -114,6 +114,15 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
 export const STAMPED = `(u.stamp IS NULL OR ${STAMP('j')} = u.stamp)`;
 
 /**
+ * True when no job waits for row `j` (it is no flow parent): one probe of job_deps. The leaf statements, which
+ * leave a flow's work out, change only such rows, in the snapshot of the change itself: a caller's belief
+ * (the claim's `parent`, read when the job was claimed) is then only a hint, and a row it got wrong comes back
+ * unchanged, for the full statement. (A flow given a non-transactional `db` commits its jobs before their links
+ * to their children: a worker could claim a parent in between and believe it a leaf.)
+ */
+export const NO_CHILDREN = (s: string) => `coalesce((SELECT false FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), true)`;
+
+/**
  * The attempts a statement names, as relation `u`: queue $1 as column `queue`, and the columns `columns` of the
  * arrays `arrays` (unnest). Statements join it to the jobs by `j.queue = u.queue AND j.id = u.id`, and test
  * state with ACTIVE, so that the only plan that does not read the whole table is one probe of the primary key

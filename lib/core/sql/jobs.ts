@@ -1,4 +1,4 @@
-import { KEEP_FINISHED, NAMED, ORPHAN_DESCENDANTS } from './fragments.js';
+import { KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS } from './fragments.js';
 
 /**
  * Job control by id: inspection, cancel, resume, delete. A statement given many ids ($2) joins them as NAMED
@@ -28,19 +28,12 @@ export const getJobById = (s: string, t = `${s}.jobs`) => `SELECT ${JOB_COLUMNS}
 export const getJobStates = (s: string, t = `${s}.jobs`) => `
 SELECT j.id::text, j.state::text FROM ${t} j JOIN ${IDS} ON j.queue = u.queue AND j.id = u.id`;
 
-/**
- * Jobs of $2 that other jobs wait for (flow parents). Known when a job is inserted (a flow inserts a job with
- * its children's links), so a change by hand that finds none can leave out the flow's work. $1 queue, $2 ids
- */
-export const anyFlowParent = (s: string) => `
-SELECT EXISTS (SELECT 1 FROM ${s}.job_deps d WHERE d.parent_queue = $1 AND d.parent_id = ANY($2::bigint[])) AS parent`;
-
 /** Cancels jobs that have not finished; a running handler's result is then refused by the fence. */
 export const cancelJobs = (s: string, t = `${s}.jobs`) => CANCEL(s, t, true);
 
 /**
- * cancelJobs for jobs of which none is a flow parent (anyFlowParent): without the cancel of blocked
- * descendants, whose update names `jobs` and so is planned with every partition.
+ * cancelJobs without the cancel of blocked descendants, whose update names `jobs` and so is planned with every
+ * partition: it cancels only jobs that no job waits for (NO_CHILDREN); cancel() runs cancelJobs for the rest.
  */
 export const cancelLeafJobs = (s: string, t = `${s}.jobs`) => CANCEL(s, t, false);
 
@@ -53,7 +46,7 @@ UPDATE ${t} j SET
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
 FROM ${IDS}
-WHERE j.queue = u.queue AND j.id = u.id AND j.state < 'completed'
+WHERE j.queue = u.queue AND j.id = u.id AND j.state < 'completed'${orphans ? '' : ` AND ${NO_CHILDREN(s)}`}
 RETURNING j.queue, j.id, j.state
 )${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'cancelled')}` : ''}
 SELECT cancelled.id::text FROM cancelled`;

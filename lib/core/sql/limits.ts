@@ -11,10 +11,10 @@ export const lockQueueClaims = (_s: string) => `SELECT pg_advisory_xact_lock(188
  * rate limit minus the jobs started in the current window (windows are aligned to multiples of
  * rate_limit_seconds since the epoch). $1 queue
  */
-export const claimRoom = (s: string) => `
+export const claimRoom = (s: string, t = `${s}.jobs`) => `
 SELECT least(
   CASE WHEN q.concurrency_limit IS NULL THEN 2147483647
-    ELSE greatest(0, q.concurrency_limit - (SELECT count(*) FROM ${s}.jobs a WHERE a.queue = q.name AND a.state = 'active'))::int END,
+    ELSE greatest(0, q.concurrency_limit - (SELECT count(*) FROM ${t} a WHERE a.queue = q.name AND a.state = 'active'))::int END,
   CASE WHEN q.rate_limit_count IS NULL THEN 2147483647
     ELSE greatest(0, q.rate_limit_count - coalesce((
       SELECT w.started FROM ${s}.rate_windows w

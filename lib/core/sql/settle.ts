@@ -1,4 +1,4 @@
-import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, NAMED, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
+import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -64,11 +64,11 @@ const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
 )`;
 
 /**
- * completeJobs for jobs of which none is a flow parent (complete() by hand, after a probe of job_deps):
- * without the release of children, whose update names `jobs` and so is planned with every partition (52 ms
- * with 100 of them, scratch parts.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
+ * completeJobs without the release of children, whose update names `jobs` and so is planned with every
+ * partition (52 ms with 100 of them, scratch parts.mjs): for complete() by hand, which runs completeJobs for
+ * what this one leaves (flow parents, NO_CHILDREN). Parameters $1-$6 of completeJobs, and $7 the stamps.
  */
-export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)})`)}
+export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)}) AND ${NO_CHILDREN(s)}`)}
 ), ${REMOVED(s, t, '$7')}
 SELECT done.id::text, done.claim_count, done.stamp FROM done
 UNION ALL
@@ -80,7 +80,7 @@ SELECT removed.id::text, removed.claim_count, removed.stamp FROM removed`;
  * which took 0.74 of 2.6 ms planning a completion of 50 (and 0.31 of 1.9 ms without it; scratch
  * plantime.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
  */
-export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7')}
+export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', NO_CHILDREN(s))}
 )
 SELECT done.id::text, done.claim_count, done.stamp FROM done`;
 
@@ -91,7 +91,7 @@ SELECT done.id::text, done.claim_count, done.stamp FROM done`;
  */
 export const removeLeafJobs = (s: string, t = `${s}.jobs`) => `
 DELETE FROM ${t} j USING ${ATTEMPTS('$7')}
-WHERE ${COMPLETABLE}
+WHERE ${COMPLETABLE} AND ${NO_CHILDREN(s)}
 RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
@@ -110,9 +110,9 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 export const failJobs = (s: string, t = `${s}.jobs`) => FAIL(s, t, true);
 
 /**
- * failJobs for jobs of which none is a flow parent (a worker's, as its claim says; fail() by hand, after a probe
- * of job_deps): without the failure of blocked descendants, whose update names `jobs` and so is planned with
- * every partition. The same parameters.
+ * failJobs without the failure of blocked descendants, whose update names `jobs` and so is planned with every
+ * partition: it fails only jobs that no job waits for (NO_CHILDREN), and its callers (a worker, for jobs its
+ * claim found to be no flow parent; fail() by hand) run failJobs for what it leaves. The same parameters.
  */
 export const failLeafJobs = (s: string, t = `${s}.jobs`) => FAIL(s, t, false);
 
@@ -124,7 +124,7 @@ WITH${orphans ? ' RECURSIVE' : ''} f AS (
   FROM ${t} j
   JOIN ${NAMED('id, retry_count, error, permanent, retry_after, claim_count, stamp', '$2::bigint[], $3::int[], $4::jsonb[], $5::boolean[], $6::int[], $8::int[], $10::bigint[]')}
     ON j.queue = u.queue AND j.id = u.id
-  WHERE j.state < 'completed'
+  WHERE j.state < 'completed'${orphans ? '' : ` AND ${NO_CHILDREN(s)}`}
     AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
     AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
     AND ($7::text IS NULL OR (j.worker_id = $7::text AND ${ACTIVE})) AND ${STAMPED}
