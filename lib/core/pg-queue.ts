@@ -39,7 +39,7 @@ export interface FetchOptions {
 const FIFO_REPAIR_KEYS = 2_000;
 /** SQLSTATE undefined_table: a statement named a queue's partition that is gone (see PgQueue.onQueue). */
 const UNDEFINED_TABLE = '42P01';
-/** How often an empty claim may read its queue's profile again (PgQueue.rereadProfile), at most: one primary-key probe of queues. */
+/** How often an empty claim may read its queue's profile again (PgQueue.readProfile), at most: one primary-key probe of queues. */
 const PROFILE_RECHECK_MS = 5_000;
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
@@ -78,8 +78,8 @@ export class PgQueue extends EventEmitter {
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
   private readonly profiles = new Map<string, ClaimProfile>();
-  /** When each queue's profile was last read (Date.now()), for rereadProfile's throttle. */
-  private readonly profileReadAt = new Map<string, number>();
+  /** When fetch() last read each queue's profile again after an empty claim (Date.now()). */
+  private readonly fetchRecheckAt = new Map<string, number>();
   /** The statements for the queues whose jobs live in each table (see statementsOf), by table. */
   private readonly homeStatements = new Map<string, Statements>();
   /** The texts of the statements prepared once per connection (planOnce), for every table's statements. */
@@ -333,49 +333,48 @@ export class PgQueue extends EventEmitter {
   }
 
   private async knownProfile(exec: Executor, name: string): Promise<ClaimProfile | null> {
-    const known = this.profiles.get(name);
-    if (known) return known;
-    const [row] = await exec.query<ClaimProfile>(this.statements.getClaimProfile, [name]);
-    this.profileReadAt.set(name, Date.now());
-    if (row) this.profiles.set(name, row);
-    return row ?? null;
+    return this.profiles.get(name) ?? this.readProfile(exec, name);
   }
 
   /**
-   * Reads queue `name`'s profile again, unless it was read less than `minAgeMs` ago; returns it when it differs
-   * from the one kept (null: the queue does not exist now), else undefined. The profile is kept for the
+   * Reads queue `name`'s profile (null: the queue does not exist) and keeps it. A profile is kept for the
    * engine's life, but another instance may delete the queue and make it again with other settings (another
-   * `partition` puts its jobs in another table); what runs on the old table then finds nothing, or fails
-   * with undefined_table.
+   * `partition` puts its jobs in another table): what runs on the old table then finds nothing there, or fails
+   * with undefined_table. The callers that see that read it again (onQueue, fetch, a worker's recheck).
    */
-  private async rereadProfile(exec: Executor, name: string, minAgeMs = 0): Promise<ClaimProfile | null | undefined> {
-    if (Date.now() - (this.profileReadAt.get(name) ?? 0) < minAgeMs) return undefined;
-    const before = this.profiles.get(name) ?? null;
-    this.profiles.delete(name);
-    const now = await this.knownProfile(exec, name);
-    const same = before === now || (before !== null && now !== null && before.home === now.home && before.policy === now.policy && before.limited === now.limited);
-    return same ? undefined : now;
+  private async readProfile(exec: Executor, name: string): Promise<ClaimProfile | null> {
+    const [row] = await exec.query<ClaimProfile>(this.statements.getClaimProfile, [name]);
+    if (row) this.profiles.set(name, row);
+    else this.profiles.delete(name);
+    return row ?? null;
+  }
+
+  /** The statements for a profile read just now (readProfile); those on `jobs` for a queue that does not exist. */
+  private statementsOrJobs(profile: ClaimProfile | null): Statements {
+    return profile ? this.statementsFor(profile) : this.statements;
   }
 
   /**
    * Runs `run` with the statements for the jobs of queue `name` (statementsOf). When it fails with
    * undefined_table, or `short` says its result falls short of what was asked, the queue's profile is read
-   * again (rereadProfile) and, if the queue's jobs now live elsewhere, `run` runs once more there. A run on the
-   * wrong table changed nothing: the queue's jobs are not in it.
+   * again and, only if the queue's jobs now live in another table, `run` runs once more there: the run on the
+   * old table changed nothing, as the queue's jobs cannot be in two tables (they are routed by queue, and
+   * deleteQueue deletes them with the queue). On the same table it never runs twice.
    */
   private async onQueue<R>(exec: Executor, name: string, run: (statements: Statements) => Promise<R>, short: (result: R) => boolean): Promise<R> {
+    const first = await this.statementsOf(exec, name);
     let result: R;
     try {
-      result = await run(await this.statementsOf(exec, name));
+      result = await run(first);
       if (!short(result)) return result;
     } catch (err) {
       if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
-      const now = await this.rereadProfile(exec, name);
-      if (now === undefined) throw err;
-      return run(now ? this.statementsFor(now) : this.statements);
+      const now = this.statementsOrJobs(await this.readProfile(exec, name));
+      if (now === first) throw err;
+      return run(now);
     }
-    const now = await this.rereadProfile(exec, name);
-    return now === undefined ? result : run(now ? this.statementsFor(now) : this.statements);
+    const now = this.statementsOrJobs(await this.readProfile(exec, name));
+    return now === first ? result : run(now);
   }
 
   /**
@@ -648,17 +647,29 @@ export class PgQueue extends EventEmitter {
     let profile = await this.profileOf(exec, name);
     let statements = this.statementsFor(profile);
     const claim = () => claimJobs({ exec, statements, connect: () => checkout(pool), schema: this.config.schema }, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
-    let rows = await claim();
-    if (rows.length === 0) {
-      // an empty claim may come from a table the queue left (rereadProfile); looked at no more than every 5 s
-      const now = await this.rereadProfile(exec, name, PROFILE_RECHECK_MS);
+    let rows: Awaited<ReturnType<typeof claim>> = [];
+    let failure: unknown = null;
+    try {
+      rows = await claim();
+    } catch (err) {
+      // undefined_table: the queue's partition is gone (the queue was made again), read below at once
+      if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
+      failure = err;
+      this.fetchRecheckAt.delete(name);
+    }
+    // An empty claim may come from a table the queue's jobs left: its profile is read again, at most every 5 s.
+    if (rows.length === 0 && Date.now() - (this.fetchRecheckAt.get(name) ?? 0) >= PROFILE_RECHECK_MS) {
+      this.fetchRecheckAt.set(name, Date.now());
+      const now = await this.readProfile(exec, name);
       if (now === null) throw new QueueNotFoundError(name);
-      if (now !== undefined) {
+      if (this.statementsFor(now) !== statements) {
         profile = now;
         statements = this.statementsFor(now);
+        failure = null;
         rows = await claim();
       }
     }
+    if (failure) throw failure;
     return rows.map((row) =>
       toJob<T>(row, new LazyAbort(), async () => {
         await exec.query(statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId, [row.stamp]]);
@@ -831,8 +842,8 @@ export class PgQueue extends EventEmitter {
       connect: () => checkout(pool),
       staleResult: () => void this.counters.staleResults++,
       statements: this.statementsFor(profile),
-      recheck: async (force) => {
-        const now = await this.rereadProfile(exec, name, force ? 0 : PROFILE_RECHECK_MS);
+      recheck: async () => {
+        const now = await this.readProfile(exec, name);
         return now ? { profile: now, statements: this.statementsFor(now) } : null;
       },
       schema: this.config.schema,

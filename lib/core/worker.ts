@@ -47,10 +47,10 @@ export interface WorkerContext {
   /** The statements for the queue's jobs (for `profile.home`; replaced with it). */
   statements: Statements;
   /**
-   * Reads the queue's profile again (at most every 5 s unless `force`): the queue may have been deleted and
-   * made again, its jobs in another table. Returns the new profile and statements when they changed.
+   * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another
+   * table), with the statements for it; null when the queue does not exist.
    */
-  recheck(force: boolean): Promise<{ profile: ClaimProfile; statements: Statements } | null>;
+  recheck(): Promise<{ profile: ClaimProfile; statements: Statements } | null>;
   readonly schema: string;
   readonly channel: string;
   readonly log: QueueLogger;
@@ -357,6 +357,10 @@ export class Worker {
   private stopping = false;
   private stopped = false;
   private readonly running = new Map<string, Running>();
+  /** When this worker last read its queue's profile again (recheck). */
+  private recheckedAt = Date.now();
+  /** How often an empty claim reads the queue's profile again, at most (one primary-key probe of queues). */
+  private static readonly recheckMs = 5_000;
   private loop: Promise<void> | null = null;
   /** A NOTIFY arrived since the last claim began: claim again before sleeping. */
   private notified = false;
@@ -423,11 +427,11 @@ export class Worker {
       try {
         rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
         errorDelayMs = 0;
-        // an empty claim may come from a table the queue's jobs left (deleted and made again elsewhere)
-        if (rows.length === 0) await this.recheck(false);
+        // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
+        if (rows.length === 0 && Date.now() - this.recheckedAt >= Worker.recheckMs) await this.recheck();
       } catch (err) {
         // undefined_table: the queue's partition is gone
-        if ((err as { code?: string }).code === '42P01') await this.recheck(true).catch(() => undefined);
+        if ((err as { code?: string }).code === '42P01') await this.recheck().catch(() => undefined);
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
         errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
         await this.sleep(errorDelayMs, false);
@@ -448,10 +452,12 @@ export class Worker {
     }
   }
 
-  /** Takes the queue's profile and statements anew when `ctx.recheck` finds them changed. */
-  private async recheck(force: boolean): Promise<void> {
-    const fresh = await this.ctx.recheck(force);
-    if (fresh) {
+  /** Takes the queue's profile and statements anew when `ctx.recheck` finds them other than this worker's. */
+  private async recheck(): Promise<void> {
+    this.recheckedAt = Date.now();
+    const fresh = await this.ctx.recheck();
+    const was = this.ctx.profile;
+    if (fresh && (fresh.profile.home !== was.home || fresh.profile.policy !== was.policy || fresh.profile.limited !== was.limited)) {
       this.ctx.profile = fresh.profile;
       this.ctx.statements = fresh.statements;
       this.ctx.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
@@ -755,13 +761,16 @@ export class Worker {
         ? exec.query<Written>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
         : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
     };
+    // What is written, across the retries of `write` below: a retry writes only the rest.
+    const written = new Set<string>();
     const write = async () => {
       const full = kind(batch[0]!) === 'parent';
-      const written = new Set((await settle(batch, full)).map(attemptKey));
+      const pending = batch.filter((o) => !written.has(o.entry.key));
+      if (pending.length > 0) for (const row of await settle(pending, full)) written.add(attemptKey(row));
       // The claim's word that a job is no flow parent is a hint: a leaf statement leaves a job that turns out to
       // be one (NO_CHILDREN in fragments.ts), and what it left goes through the full statement before it counts
       // as refused by the fence.
-      const left = full ? [] : batch.filter((o) => !written.has(o.entry.key));
+      const left = full ? [] : pending.filter((o) => !written.has(o.entry.key));
       if (left.length > 0) for (const row of await settle(left, true)) written.add(attemptKey(row));
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };
@@ -771,7 +780,7 @@ export class Worker {
       // One result the database refuses (SQLSTATE class 22, data exception) must not hold back the others:
       // they are written one by one. Anything else (a lost connection) is retried as a batch.
       if (batch.length > 1 && isDataException(err)) {
-        for (const o of batch) await this.writeOutcomes([o], failed);
+        for (const o of batch) if (!written.has(o.entry.key)) await this.writeOutcomes([o], failed);
         return;
       }
       await this.retrying(`settling ${batch.length} job(s) of queue "${this.queue}"`, write, err);

@@ -77,38 +77,70 @@ describe('dedicated partitions', () => {
   });
 });
 
-describe('a queue deleted and made again with the other partition setting, by another instance', () => {
-  it("this instance's worker, fetch() and calls by hand follow its jobs to their new table", async () => {
+describe('a queue deleted and made again with the other partition setting', () => {
+  it("by another instance: this instance's calls by hand and fetch() follow its jobs to their new table", async () => {
     const a = f.create({ supervise: false });
     const b = f.create({ supervise: false });
-    await a.createQueue('moving');
+    await a.createQueue('moved.by-hand');
+    await a.deleteJob('moved.by-hand', (await a.send('moved.by-hand', {}))!); // a now knows where the queue keeps its jobs
+
+    await b.deleteQueue('moved.by-hand');
+    await b.createQueue('moved.by-hand', { partition: true });
+    // a deferred holder of a dedupe key, which nothing claims
+    const holder = (await b.send('moved.by-hand', {}, { dedupeKey: 'k', startAfter: 3600 }))!;
+    expect(await a.send('moved.by-hand', {}, { dedupeKey: 'k' })).toBe(holder);
+    const job = (await b.send('moved.by-hand', { n: 1 }))!;
+    const [fetched] = await b.fetch('moved.by-hand');
+    expect(fetched!.id).toBe(job);
+    expect((await a.complete('moved.by-hand', job)).updated).toBe(1);
+    expect((await a.getJobById('moved.by-hand', job))!.state).toBe('completed');
+
+    // and back: the partition a looks in is dropped (undefined_table)
+    await b.deleteQueue('moved.by-hand');
+    await b.createQueue('moved.by-hand');
+    const next = (await b.send('moved.by-hand', { n: 2 }))!;
+    expect((await a.fetch('moved.by-hand')).map((j) => j.id)).toEqual([next]);
+    expect((await a.fail('moved.by-hand', next)).updated).toBe(1);
+  });
+
+  it('a running worker follows its jobs, whether another instance or its own made the queue again', async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    await a.createQueue('moved.worker');
     const seen: number[] = [];
-    await a.work('moving', { pollingIntervalSeconds: 0.2 }, async (job) => void seen.push((job.data as { n: number }).n));
-    await a.send('moving', { n: 1 });
+    const handler = async (job: { data: unknown }) => void seen.push((job.data as { n: number }).n);
+    // two loops on the queue: each must follow it, not only the first to notice
+    await a.work('moved.worker', { pollingIntervalSeconds: 0.2 }, handler);
+    await a.work('moved.worker', { pollingIntervalSeconds: 0.2 }, handler);
+    await a.send('moved.worker', { n: 1 });
     await until(async () => seen.includes(1), 'the first job ran');
-    const byHand = f.create({ supervise: false });
-    const held = (await byHand.send('moving', { n: 0 }, { dedupeKey: 'k' }))!; // byHand now knows where 'moving' keeps its jobs
-    await byHand.deleteJob('moving', held);
 
-    await b.deleteQueue('moving');
-    await b.createQueue('moving', { partition: true });
-    // calls by hand on jobs they cannot find where they looked: they look again
-    const holder = (await b.send('moving', { n: 0 }, { dedupeKey: 'k' }))!;
-    expect(await byHand.send('moving', { n: 0 }, { dedupeKey: 'k' })).toBe(holder);
-    const [fetched] = await b.fetch('moving');
-    expect((await byHand.complete('moving', fetched!.id)).updated).toBe(1);
-    expect((await byHand.getJobById('moving', fetched!.id))!.state).toBe('completed');
-    // the worker: its claims from the old table come back empty, and it looks again
-    await b.send('moving', { n: 2 });
-    await until(async () => seen.includes(2), 'the worker ran a job of the queue made again', 20_000);
+    await b.deleteQueue('moved.worker'); // another instance: to a partition of its own
+    await b.createQueue('moved.worker', { partition: true });
+    await b.send('moved.worker', { n: 2 });
+    await until(async () => seen.includes(2), 'a job of the queue made again by another instance ran', 20_000);
 
-    // and back: the partition it now claims from is dropped (undefined_table)
-    await b.deleteQueue('moving');
-    await b.createQueue('moving');
-    await b.send('moving', { n: 3 });
-    await until(async () => seen.includes(3), 'the worker ran a job after its partition was dropped', 20_000);
-    const id = (await b.send('moving', { n: 4 }))!;
-    expect(await byHand.getJobById('moving', id)).not.toBeNull(); // found in its new table
+    await b.deleteQueue('moved.worker'); // and back: the partition the workers claim from is dropped
+    await b.createQueue('moved.worker');
+    for (const n of [3, 4, 5, 6]) await b.send('moved.worker', { n });
+    await until(async () => [3, 4, 5, 6].every((n) => seen.includes(n)), 'jobs ran after the partition was dropped', 20_000);
+
+    await a.deleteQueue('moved.worker'); // this instance, under its own running workers
+    await a.createQueue('moved.worker', { partition: true });
+    await a.send('moved.worker', { n: 7 });
+    await until(async () => seen.includes(7), 'a job of the queue made again by this instance ran', 20_000);
     await a.stopWorkers();
+  });
+
+  it('calls by hand that find less than they asked for never run twice on the same table', async () => {
+    const one = f.create({ supervise: false });
+    await one.createQueue('short.calls', { retryLimit: 5, retryDelay: 3600 });
+    const ids = await one.insert('short.calls', Array.from({ length: 20 }, () => ({})));
+    expect(await one.fetch('short.calls', { batchSize: 20 })).toHaveLength(20);
+    // each call names a job that does not exist: its result falls short, and the queue's profile is read again
+    const results = await Promise.all(ids.map((id) => one.fail('short.calls', [id, '999999999'], new Error('once'))));
+    expect(results.map((r) => r.updated)).toEqual(ids.map(() => 1));
+    const rows = await f.sql<{ retry_count: number }>(`SELECT retry_count FROM $schema.jobs WHERE queue = 'short.calls'`);
+    expect(rows.map((r) => r.retry_count)).toEqual(ids.map(() => 1));
   });
 });
