@@ -17,7 +17,7 @@ import {
 import { buildStatements, type Statements } from './sql/index.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, LazyAbort, newWorkerId, toJob, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
+import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, UNDEFINED_TABLE, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
@@ -37,10 +37,6 @@ export interface FetchOptions {
 
 /** Keys the key_strict_fifo safety net looks at per maintenance pass. */
 const FIFO_REPAIR_KEYS = 2_000;
-/** SQLSTATE undefined_table: a statement named a queue's partition that is gone (see PgQueue.onQueue). */
-const UNDEFINED_TABLE = '42P01';
-/** How often an empty claim may read its queue's profile again (PgQueue.readProfile), at most: one primary-key probe of queues. */
-const PROFILE_RECHECK_MS = 5_000;
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
 const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
@@ -349,7 +345,7 @@ export class PgQueue extends EventEmitter {
     return row ?? null;
   }
 
-  /** The statements for a profile read just now (readProfile); those on `jobs` for a queue that does not exist. */
+  /** The statements for a queue's profile; those on `jobs` for a queue that does not exist (no profile). */
   private statementsOrJobs(profile: ClaimProfile | null): Statements {
     return profile ? this.statementsFor(profile) : this.statements;
   }
@@ -386,8 +382,7 @@ export class PgQueue extends EventEmitter {
    * the statements that name `jobs`.
    */
   private async statementsOf(exec: Executor, name: string): Promise<Statements> {
-    const profile = await this.knownProfile(exec, name);
-    return profile ? this.statementsFor(profile) : this.statements;
+    return this.statementsOrJobs(await this.knownProfile(exec, name));
   }
 
   /**

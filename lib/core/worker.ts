@@ -9,6 +9,13 @@ import type { Job, JobHandler, QueueLogger, QueuePolicy } from './types.js';
 
 /** PostgreSQL's unique_violation: a policy's unique index refused a change. */
 export const UNIQUE_VIOLATION = '23505';
+/** SQLSTATE undefined_table: a statement named a queue's partition that is gone (the queue was made again). */
+export const UNDEFINED_TABLE = '42P01';
+/**
+ * How often an empty claim reads its queue's profile again, at most (one primary-key probe of queues): the
+ * queue may have been deleted and made again, its jobs in another table. A worker's and fetch()'s pace.
+ */
+export const PROFILE_RECHECK_MS = 5_000;
 import { toJson } from './validate.js';
 
 /** A row as the claim statement returns it. */
@@ -359,8 +366,6 @@ export class Worker {
   private readonly running = new Map<string, Running>();
   /** When this worker last read its queue's profile again (recheck). */
   private recheckedAt = Date.now();
-  /** How often an empty claim reads the queue's profile again, at most (one primary-key probe of queues). */
-  private static readonly recheckMs = 5_000;
   private loop: Promise<void> | null = null;
   /** A NOTIFY arrived since the last claim began: claim again before sleeping. */
   private notified = false;
@@ -428,10 +433,10 @@ export class Worker {
         rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
         errorDelayMs = 0;
         // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
-        if (rows.length === 0 && Date.now() - this.recheckedAt >= Worker.recheckMs) await this.recheck();
+        if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
       } catch (err) {
         // undefined_table: the queue's partition is gone
-        if ((err as { code?: string }).code === '42P01') await this.recheck().catch(() => undefined);
+        if ((err as { code?: string }).code === UNDEFINED_TABLE) await this.recheck().catch(() => undefined);
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
         errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
         await this.sleep(errorDelayMs, false);

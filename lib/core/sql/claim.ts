@@ -1,4 +1,4 @@
-import { STAMP } from './fragments.js';
+import { NO_CHILDREN, STAMP } from './fragments.js';
 
 /**
  * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5. It matches
@@ -53,10 +53,9 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds,
   -- the attempt's stamp (started_on in microseconds), part of the worker's fence: see STAMPED in fragments.ts
   ${STAMP('j')}::text AS stamp,
-  -- a flow parent (some job waits for it): its completion must release its children (settle.ts). A flow
-  -- inserts a job and the rows of its children in one transaction, so this cannot change after the claim.
-  -- One probe per row (LIMIT 1): as EXISTS, the plan made once read all of job_deps into a hash per claim.
-  coalesce((SELECT true FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), false) AS parent,
+  -- a flow parent (some job waits for it): its completion must release its children (settle.ts). A hint
+  -- for the worker's choice of statement: the leaf statements check it again when they write (NO_CHILDREN).
+  NOT ${NO_CHILDREN(s)} AS parent,
   -- removeOnComplete, as the queue says at the claim; a job holding a throttle slot is kept (the slot stays taken)
   coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false) AND j.singleton_on IS NULL AS remove`;
 

@@ -114,7 +114,9 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
 export const STAMPED = `(u.stamp IS NULL OR ${STAMP('j')} = u.stamp)`;
 
 /**
- * True when no job waits for row `j` (it is no flow parent): one probe of job_deps. The leaf statements, which
+ * True when no job waits for row `j` (it is no flow parent): one probe of job_deps (LIMIT 1: as NOT EXISTS, a
+ * plan made once may read all of job_deps into a hash). The claim returns its negation as `parent`, and
+ * removeOnComplete keeps the rows it is false for (REMOVABLE). The leaf statements, which
  * leave a flow's work out, change only such rows, in the snapshot of the change itself: a caller's belief
  * (the claim's `parent`, read when the job was claimed) is then only a hint, and a row it got wrong comes back
  * unchanged, for the full statement. (A flow given a non-transactional `db` commits its jobs before their links

@@ -35,8 +35,7 @@ RETURNING j.queue, j.id, j.claim_count, ${STAMP('j')}::text AS stamp`;
  * (kept so the slot stays taken) and a flow parent (kept: its children's release reads it).
  */
 const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false)
-  AND j.singleton_on IS NULL
-  AND coalesce((SELECT false FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), true)`;
+  AND j.singleton_on IS NULL AND ${NO_CHILDREN(s)}`;
 
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
