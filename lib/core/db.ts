@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { InvalidOptionError } from './errors.js';
+import { beginEngineTransaction, commitTransaction, rollbackTransaction } from './sql/transaction.js';
 
 /** Runs one parameterised statement and returns its rows. */
 export interface Executor {
@@ -130,34 +131,56 @@ export function drizzlePool(db: object): pg.Pool {
  * clients: a connection that dies between two statements of a held client (a server restart during a
  * transaction) would otherwise emit an unhandled 'error' and crash the process. The next query on it
  * fails instead, and is handled where it was sent; pg does not return a dead client to the pool.
+ *
+ * The listener goes on in pg-pool's connect callback, which runs in the same tick as the hand-over, never
+ * after an await: pg-pool hands a client released by its previous holder to the next waiter while the
+ * parser is still reading that client's socket, and when the same chunk carries the server's FATAL
+ * (a terminated session: ReadyForQuery, then 57P01), the error is emitted before a promise's continuation
+ * could attach anything. That crashed worker processes in the fault campaign
+ * (test/reliability/campaign.spec.ts).
+ *
+ * `release` may be called more than once (pg-pool throws on a second call): only the first returns the
+ * client, so no order of a failed COMMIT, a connection's error and a lease sweep can release it twice. A
+ * client released with an error is discarded by the pool and keeps its listener: a late error of its
+ * dying connection has nowhere else to go.
  */
-export async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect();
-  const onError = (): void => undefined;
-  client.on('error', onError);
-  const release = client.release.bind(client);
-  client.release = (err?: Error | boolean) => {
-    client.removeListener('error', onError);
-    return release(err);
-  };
-  return client;
+export function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err: Error | undefined, client: pg.PoolClient | undefined) => {
+      if (err || !client) {
+        reject(err ?? new Error('pg-pool gave no client'));
+        return;
+      }
+      const onError = (): void => undefined;
+      client.on('error', onError);
+      const release = client.release.bind(client);
+      let released = false;
+      client.release = (releaseErr?: Error | boolean) => {
+        if (released) return;
+        released = true;
+        if (!releaseErr) client.removeListener('error', onError);
+        release(releaseErr);
+      };
+      resolve(client);
+    });
+  });
 }
 
 /**
- * Runs `fn` in a transaction on a client of its own (from `source`: a pool, or a function that checks one
- * out): committed when it returns, rolled back when it throws. A client that cannot roll back is not given
- * back to the pool.
+ * Runs `fn` in one of the engine's own transactions (bounded: see beginEngineTransaction) on a client of its
+ * own (from `source`: a pool, or a function that checks one out): committed when it returns, rolled back when
+ * it throws. A client that cannot roll back is not given back to the pool.
  */
 export async function inTransaction<T>(source: pg.Pool | (() => Promise<pg.PoolClient>), fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = typeof source === 'function' ? await source() : await checkout(source);
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(beginEngineTransaction);
     const result = await fn(client);
-    await client.query('COMMIT');
+    await client.query(commitTransaction);
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    await client.query(rollbackTransaction).catch((rollbackError: Error) => (broken = rollbackError));
     throw err;
   } finally {
     client.release(broken);

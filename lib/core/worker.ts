@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { describeValue, PermanentJobError } from './errors.js';
 import { inTransaction, pgExecutor, type Executor } from './db.js';
+import { JobTransaction } from './job-transaction.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -632,73 +633,73 @@ export class Worker {
     void this.settle(entry, null, describeFailure(error, row.retry_count));
   }
 
+  /**
+   * Runs one attempt and writes its outcome. Never rejects: a failure of the engine itself is reported, and
+   * the job, unsettled, stays under its lease until the reaper puts it back.
+   */
   private async handle(entry: Running): Promise<void> {
-    const { row } = entry;
-    const tx = this.options.transactional ? await this.openTransaction(entry) : null;
-    if (this.options.transactional && !tx) return;
-    if (entry.released) {
-      // Cut off (lease) or handed back (shutdown) while it waited for a connection: it must not run now.
-      await this.closeTransaction(tx, false);
-      return;
-    }
-    const job = toJob(row, entry.abort, () => this.heartbeat(entry), tx ?? undefined);
-    let output: string | null = null;
-    let failure: FailureInfo | null = null;
     try {
-      const result = await this.handler(job);
-      output = toJson('handler output', result);
+      await (this.options.transactional ? this.handleInTransaction(entry) : this.handlePlain(entry));
     } catch (err) {
-      failure = describeFailure(err, row.retry_count);
+      this.ctx.error(err, `running job ${entry.row.id} of queue "${this.queue}"; it returns to the queue when its lease runs out`);
     }
-    if (entry.released) {
-      await this.closeTransaction(tx, false);
-      return;
-    }
+  }
+
+  private async handlePlain(entry: Running): Promise<void> {
+    const { output, failure } = await this.runHandler(entry, undefined);
+    if (entry.released) return;
     this.markSettling(entry);
-    if (tx && !failure) {
-      // The completion joins the handler's transaction: both commit, or neither does.
-      try {
-        const done = await tx.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel, [row.stamp]]);
-        if (done.rowCount === 0) {
-          await this.closeTransaction(tx, false);
-          return this.stale(row);
-        }
-        await this.closeTransaction(tx, true);
-        return;
-      } catch (err) {
-        await this.closeTransaction(tx, false);
-        failure = describeFailure(err, row.retry_count);
-      }
-    } else {
-      await this.closeTransaction(tx, false);
-    }
     await this.settle(entry, output, failure);
   }
 
-  /** Begins a transactional handler's transaction; on failure the attempt fails (and is retried). */
-  private async openTransaction(entry: Running): Promise<PoolClient | null> {
-    let client: PoolClient | null = null;
+  /**
+   * A transactional handler's attempt: the handler and the job's completion share one transaction, which
+   * commits only if both succeed (see JobTransaction). A failure is written after the rollback, on the pool:
+   * the completion may hold the job's row lock until then.
+   */
+  private async handleInTransaction(entry: Running): Promise<void> {
+    const { row } = entry;
+    let tx: JobTransaction;
     try {
-      client = await this.ctx.connect();
-      await client.query('BEGIN');
-      return client;
+      tx = await JobTransaction.begin(this.ctx.connect);
     } catch (err) {
-      client?.release(err as Error);
+      if (entry.released) return;
       this.markSettling(entry);
-      await this.settle(entry, null, describeFailure(err, entry.row.retry_count));
-      return null;
+      await this.settle(entry, null, describeFailure(err, row.retry_count));
+      return;
     }
+    let failure: FailureInfo | null;
+    try {
+      // Cut off (lease) or handed back (shutdown) while it waited for a connection: it must not run now.
+      if (entry.released) return;
+      let output: string | null;
+      ({ output, failure } = await this.runHandler(entry, tx.client));
+      if (entry.released) return;
+      this.markSettling(entry);
+      if (!failure) {
+        try {
+          const held = await tx.commitWith(async (client) =>
+            (await client.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel, [row.stamp]])).rowCount ?? 0,
+          );
+          if (!held) this.stale(row);
+          return;
+        } catch (err) {
+          failure = describeFailure(err, row.retry_count);
+        }
+      }
+    } finally {
+      await tx.rollback();
+    }
+    await this.settle(entry, null, failure);
   }
 
-  private async closeTransaction(tx: PoolClient | null, commit: boolean): Promise<void> {
-    if (!tx) return;
+  /** Calls the handler; what it returned (as JSON) or how it failed. */
+  private async runHandler(entry: Running, db: PoolClient | undefined): Promise<{ output: string | null; failure: FailureInfo | null }> {
+    const job = toJob(entry.row, entry.abort, () => this.heartbeat(entry), db);
     try {
-      await tx.query(commit ? 'COMMIT' : 'ROLLBACK');
-      tx.release();
+      return { output: toJson('handler output', await this.handler(job)), failure: null };
     } catch (err) {
-      // A connection that cannot end its transaction is not given back to the pool.
-      tx.release(err as Error);
-      if (commit) throw err;
+      return { output: null, failure: describeFailure(err, entry.row.retry_count) };
     }
   }
 

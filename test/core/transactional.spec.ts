@@ -8,6 +8,10 @@ beforeAll(async () => {
   await f.sql('CREATE SCHEMA IF NOT EXISTS $schema');
   await q.start();
   await f.sql('CREATE TABLE $schema.effects (job_id bigint NOT NULL, note text NOT NULL)');
+  // Checked at COMMIT: a second row with the same k makes the COMMIT itself fail.
+  await f.sql('CREATE TABLE $schema.deferred (k int, CONSTRAINT deferred_k UNIQUE (k) DEFERRABLE INITIALLY DEFERRED)');
+  await f.sql('CREATE TABLE $schema.counter (id int PRIMARY KEY, v int NOT NULL)');
+  await f.sql('INSERT INTO $schema.counter VALUES (1, 0)');
 });
 afterAll(() => f.cleanup());
 
@@ -70,5 +74,101 @@ describe('transactional handlers', () => {
     await until(async () => (await q.getJobById('tx.aborted', id))!.state === 'failed', 'failed');
     expect(JSON.stringify((await q.getJobById('tx.aborted', id))!.output)).toContain('current transaction is aborted');
     await q.offWork('tx.aborted');
+  });
+
+  /** Waits for the job to complete and returns it, with the errors of its failed attempts. */
+  const completedJob = async (queue: string, id: string) => {
+    await until(async () => (await q.getJobById(queue, id))!.state === 'completed', `job ${id} of ${queue} completed`);
+    return (await q.getJobById(queue, id))!;
+  };
+
+  it('a COMMIT that fails (a deferred constraint) fails the attempt, its writes roll back, and the retry completes', async () => {
+    await q.createQueue('tx.commit', { retryLimit: 2 });
+    await q.work('tx.commit', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      await job.db!.query(`INSERT INTO "${f.schema}".effects (job_id, note) VALUES ($1, $2)`, [job.id, `attempt ${job.retryCount}`]);
+      if (job.retryCount === 0) await job.db!.query(`INSERT INTO "${f.schema}".deferred (k) VALUES ($1), ($1)`, [Number(job.id)]);
+      return 'committed';
+    });
+    const id = (await q.send('tx.commit', {}))!;
+    const job = await completedJob('tx.commit', id);
+    expect(job).toMatchObject({ retryCount: 1, output: 'committed' });
+    expect(await effects(id)).toEqual(['attempt 1']);
+    // The loop goes on: the connection whose COMMIT failed was given back once, and the next job runs.
+    const next = (await q.send('tx.commit', {}))!;
+    expect((await completedJob('tx.commit', next)).output).toBe('committed');
+    await q.offWork('tx.commit');
+  });
+
+  it('a statement timeout inside the handler fails the attempt, its writes roll back, and the retry completes', async () => {
+    await q.createQueue('tx.timeout', { retryLimit: 2 });
+    let failure = '';
+    await q.work('tx.timeout', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      await job.db!.query(`INSERT INTO "${f.schema}".effects (job_id, note) VALUES ($1, $2)`, [job.id, `attempt ${job.retryCount}`]);
+      if (job.retryCount === 0) {
+        await job.db!.query("SET LOCAL statement_timeout = '50ms'");
+        await job.db!.query('SELECT pg_sleep(5)').catch((err: Error & { code?: string }) => {
+          failure = String(err.code);
+          throw err;
+        });
+      }
+      return 'in time';
+    });
+    const id = (await q.send('tx.timeout', {}))!;
+    const job = await completedJob('tx.timeout', id);
+    expect(failure).toBe('57014');
+    expect(job).toMatchObject({ retryCount: 1, output: 'in time' });
+    expect(await effects(id)).toEqual(['attempt 1']);
+    await q.offWork('tx.timeout');
+  });
+
+  it('a serialization failure of a serializable handler fails the attempt, and the retry completes', async () => {
+    await q.createQueue('tx.serial', { retryLimit: 2 });
+    const read = deferred();
+    const raced = deferred();
+    let failure = '';
+    await q.work('tx.serial', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      await job.db!.query('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE');
+      await job.db!.query(`SELECT v FROM "${f.schema}".counter WHERE id = 1`);
+      if (job.retryCount === 0) {
+        read.resolve();
+        await raced.promise; // another transaction changed the row after this one's snapshot
+      }
+      await job.db!.query(`UPDATE "${f.schema}".counter SET v = v + 1 WHERE id = 1`).catch((err: Error & { code?: string }) => {
+        failure = String(err.code);
+        throw err;
+      });
+      return 'serialized';
+    });
+    const id = (await q.send('tx.serial', {}))!;
+    await read.promise;
+    await f.sql('UPDATE $schema.counter SET v = v + 100 WHERE id = 1');
+    raced.resolve();
+    const job = await completedJob('tx.serial', id);
+    expect(failure).toBe('40001');
+    expect(job).toMatchObject({ retryCount: 1, output: 'serialized' });
+    expect((await f.sql<{ v: number }>('SELECT v FROM $schema.counter WHERE id = 1'))[0]!.v).toBe(101);
+    await q.offWork('tx.serial');
+  });
+
+  it("a handler whose connection is terminated mid-transaction fails the attempt, and the loop goes on claiming", async () => {
+    await q.createQueue('tx.killed', { retryLimit: 2 });
+    let killed = false;
+    await q.work('tx.killed', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      await job.db!.query(`INSERT INTO "${f.schema}".effects (job_id, note) VALUES ($1, $2)`, [job.id, `attempt ${job.retryCount}`]);
+      if (!killed) {
+        killed = true;
+        const [{ pid }] = (await job.db!.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+        await f.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+        await job.db!.query('SELECT 1'); // the session is gone: this throws
+      }
+      return 'after the loss';
+    });
+    const id = (await q.send('tx.killed', {}))!;
+    const job = await completedJob('tx.killed', id);
+    expect(job).toMatchObject({ retryCount: 1, output: 'after the loss' });
+    expect(await effects(id)).toEqual(['attempt 1']);
+    const next = (await q.send('tx.killed', {}))!;
+    expect((await completedJob('tx.killed', next)).retryCount).toBe(0);
+    await q.offWork('tx.killed');
   });
 });

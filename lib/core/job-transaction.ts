@@ -1,0 +1,77 @@
+import type { PoolClient } from 'pg';
+import { beginTransaction, boundTransaction, commitTransaction, rollbackTransaction } from './sql/transaction.js';
+
+/**
+ * The transaction of one transactional handler's attempt, on a connection of its own. It is ended
+ * exactly once, by whichever comes first: the commit (with the job's completion inside it) or a rollback.
+ * Every path that leaves the attempt calls `rollback()` (a no-op once ended), so neither a failed COMMIT,
+ * a connection that died mid-handler, nor a lease that ran out while the handler ran can release the
+ * connection twice or keep it.
+ *
+ * A connection that could not end its transaction (ROLLBACK or COMMIT failed) is released with the error,
+ * so the pool discards it; PostgreSQL rolls back the transaction of a session that ends.
+ */
+export class JobTransaction {
+  private ended = false;
+
+  private constructor(readonly client: PoolClient) {}
+
+  /** Checks a connection out and begins; on failure the connection is released and the error thrown. */
+  static async begin(connect: () => Promise<PoolClient>): Promise<JobTransaction> {
+    const client = await connect();
+    try {
+      await client.query(beginTransaction);
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
+    return new JobTransaction(client);
+  }
+
+  /**
+   * Runs `complete` (the fenced completion, which returns how many jobs it changed) in the transaction and
+   * commits when it changed one. From here on only the engine sends statements, so the transaction is bounded
+   * first (see boundTransaction): a process that stalls before its COMMIT loses the job instead of holding it. Returns false when it changed none (the attempt no longer holds the job):
+   * the transaction is then rolled back, the handler's writes with it. Throws when the completion or the
+   * COMMIT fails: the transaction is rolled back (by this, or by PostgreSQL when the connection died). A
+   * COMMIT that failed because its connection died may have committed before it did; the attempt's
+   * fenced failure, written next, then finds the job completed and changes nothing.
+   */
+  async commitWith(complete: (client: PoolClient) => Promise<number>): Promise<boolean> {
+    if (this.ended) throw new Error('the job transaction has already ended');
+    let changed: number;
+    try {
+      await this.client.query(boundTransaction);
+      changed = await complete(this.client);
+    } catch (err) {
+      await this.rollback();
+      throw err;
+    }
+    if (changed === 0) {
+      await this.rollback();
+      return false;
+    }
+    this.ended = true;
+    try {
+      await this.client.query(commitTransaction);
+    } catch (err) {
+      this.client.release(err as Error);
+      throw err;
+    }
+    this.client.release();
+    return true;
+  }
+
+  /** Rolls back and releases the connection; does nothing once the transaction has ended. Never throws. */
+  async rollback(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    try {
+      await this.client.query(rollbackTransaction);
+    } catch (err) {
+      this.client.release(err as Error);
+      return;
+    }
+    this.client.release();
+  }
+}
