@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { callerExecutor, checkout, drizzlePool, inTransaction, pgExecutor, withEngineSession, type Executor } from './db.js';
+import { callerExecutor, drizzlePool, inTransaction, pgExecutor, withEngineSession, type Executor } from './db.js';
+import { closedError, PoolGate } from './pool-gate.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
@@ -65,11 +66,14 @@ export class PgQueue extends EventEmitter {
   protected readonly log: QueueLogger;
   private readonly statements: Statements;
   private pool: pg.Pool | null = null;
+  /** The engine's statements and checkouts on `pool`, which close() waits for before it ends the pool. */
+  private gate: PoolGate | null = null;
   private exec: Executor | null = null;
   private starting: Promise<void> | null = null;
   private closed = false;
-  /** Set when close() begins: no new loop or LISTEN connection may start after it. */
+  /** Set when close() begins: every call made from then on rejects with QUEUE_CLOSED. */
   private closing = false;
+  private closingDone: Promise<void> | null = null;
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
@@ -97,11 +101,12 @@ export class PgQueue extends EventEmitter {
 
   /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
   start(): Promise<void> {
-    if (this.closed) return Promise.reject(closedError());
+    if (this.closing) return Promise.reject(closedError());
     this.starting ??= this.open().catch(async (err) => {
       this.starting = null;
       if (this.config.connectionString) await this.pool?.end().catch(() => undefined);
       this.pool = null;
+      this.gate = null;
       this.exec = null;
       throw err;
     });
@@ -124,11 +129,13 @@ export class PgQueue extends EventEmitter {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.exec = pgExecutor(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.preparedTexts : undefined);
+    this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.preparedTexts : undefined);
+    this.exec = this.gate.exec;
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
+      const gate = this.gate;
       this.supervisor = new Supervisor(
-        () => this.maintain().then(() => undefined),
+        () => this.runMaintenance(gate, false).then(() => undefined),
         cfg.maintenanceIntervalSeconds * 1000,
         (err) => this.reportError(err, 'maintenance pass'),
       );
@@ -136,13 +143,6 @@ export class PgQueue extends EventEmitter {
     }
   }
 
-  /**
-   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted), or
-   * fail (and go to their dead-letter queue) when no retries remain. Supervising instances call it every
-   * `maintenanceIntervalSeconds`; a pass runs only when none ran in the last interval anywhere in the
-   * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
-   * another takes over within one interval. `force` runs it now regardless of the last run.
-   */
   /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
   private fifoRepairCursor: [string, string] = ['', ''];
 
@@ -154,12 +154,24 @@ export class PgQueue extends EventEmitter {
     return row?.unstuck ?? 0;
   }
 
+  /**
+   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted), or
+   * fail (and go to their dead-letter queue) when no retries remain. Supervising instances call it every
+   * `maintenanceIntervalSeconds`; a pass runs only when none ran in the last interval anywhere in the
+   * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
+   * another takes over within one interval. `force` runs it now regardless of the last run.
+   */
   async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number; unstuck: number }> {
-    const pool = await this.ownedPool();
-    const result = await inTransaction(pool, async (client) => {
+    await this.start();
+    return this.runMaintenance(this.gate!, options.force ?? false);
+  }
+
+  /** One maintenance pass (see maintain); the supervisor's passes run it directly, so one running while close() begins still ends. */
+  private async runMaintenance(gate: PoolGate, force: boolean): Promise<{ ran: boolean; reaped: number; unstuck: number }> {
+    const result = await inTransaction(gate.connect, async (client) => {
       let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(this.statements.tryMaintenanceLock, [this.config.schema])).rows;
-      const due = lock!.locked && (options.force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
+      const due = lock!.locked && (force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
       let unstuck = 0;
       if (due) {
         const batch = 1000;
@@ -182,9 +194,10 @@ export class PgQueue extends EventEmitter {
     return this.exec!;
   }
 
-  private async ownedPool(): Promise<pg.Pool> {
+  /** A connection of the engine's own (in flight until released): for statements that must share a transaction. */
+  private async connection(): Promise<() => Promise<pg.PoolClient>> {
     await this.start();
-    return this.pool!;
+    return this.gate!.connect;
   }
 
   protected warning(message: string): void {
@@ -240,7 +253,7 @@ export class PgQueue extends EventEmitter {
 
   /** The queue row and its own partition, in one transaction: neither exists without the other. */
   private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
-    return inTransaction(await this.ownedPool(), async (client) => {
+    return inTransaction(await this.connection(), async (client) => {
       // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
       await client.query(this.statements.setDdlLockTimeout);
       const [row] = (await client.query<QueueRow & { created: boolean }>(this.statements.createQueue, values)).rows;
@@ -281,12 +294,12 @@ export class PgQueue extends EventEmitter {
   /** Deletes a queue and all its jobs, in one transaction; refused while another queue names it as its dead letter. */
   async deleteQueue(name: string): Promise<void> {
     queueName('name', name);
-    const pool = await this.ownedPool();
-    const users = (await pool.query<{ name: string }>(this.statements.queuesUsingDeadLetter, [name])).rows.map((r) => r.name);
+    const exec = await this.db();
+    const users = (await exec.query<{ name: string }>(this.statements.queuesUsingDeadLetter, [name])).map((r) => r.name);
     if (users.length > 0) {
       throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
     }
-    const deleted = await inTransaction(pool, async (client) => {
+    const deleted = await inTransaction(this.gate!.connect, async (client) => {
       await client.query(this.statements.setDdlLockTimeout);
       await client.query(this.statements.deleteQueueJobs, [name]);
       const { rowCount } = await client.query(this.statements.deleteQueue, [name]);
@@ -625,7 +638,7 @@ export class PgQueue extends EventEmitter {
       return ids;
     };
     if (opts.db) return run(callerExecutor(opts.db));
-    return inTransaction(await this.ownedPool(), (client) => run(pgExecutor(client)));
+    return inTransaction(await this.connection(), (client) => run(pgExecutor(client)));
   }
 
   // ---- working by hand ----
@@ -638,10 +651,10 @@ export class PgQueue extends EventEmitter {
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, -2_147_483_648);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
     const exec = await this.db();
-    const pool = this.pool!;
+    const connect = this.gate!.connect;
     let profile = await this.profileOf(exec, name);
     let statements = this.statementsFor(profile);
-    const claim = () => claimJobs({ exec, statements, connect: () => checkout(pool), schema: this.config.schema }, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
+    const claim = () => claimJobs({ exec, statements, connect, schema: this.config.schema }, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
     let rows: Awaited<ReturnType<typeof claim>> = [];
     let failure: unknown = null;
     try {
@@ -830,11 +843,10 @@ export class PgQueue extends EventEmitter {
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.closing) throw closedError();
-    const pool = this.pool!;
     const ctx: WorkerContext = {
       exec,
       profile,
-      connect: () => checkout(pool),
+      connect: this.gate!.connect,
       staleResult: () => void this.counters.staleResults++,
       statements: this.statementsFor(profile),
       recheck: async () => {
@@ -900,17 +912,27 @@ export class PgQueue extends EventEmitter {
     this.notifier = null;
   }
 
-  /** Stops the loops, then closes the pool if the queue created it (never a pool it was handed). */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Stops the loops and maintenance, waits (up to `shutdownTimeoutMs`) for the calls already made to settle,
+   * then closes the pool if the queue created it (never a pool it was handed). Every call made once close()
+   * has begun rejects with QUEUE_CLOSED; so does a call still waiting for a connection at that deadline.
+   */
+  close(): Promise<void> {
     this.closing = true;
+    this.closingDone ??= this.shutdown();
+    return this.closingDone;
+  }
+
+  private async shutdown(): Promise<void> {
     await this.starting?.catch(() => undefined);
-    await this.stopWorkers();
-    await this.supervisor?.stop();
+    await Promise.all([this.stopWorkers(), this.supervisor?.stop()]);
     this.supervisor = null;
+    const abandoned = (await this.gate?.shut(this.config.shutdownTimeoutMs)) ?? 0;
+    if (abandoned > 0) this.warning(`${abandoned} call(s) still waiting for the database when the queue closed were rejected`);
     this.closed = true;
     if (this.config.connectionString && this.pool) await this.pool.end();
     this.pool = null;
+    this.gate = null;
     this.exec = null;
   }
 }
@@ -937,10 +959,6 @@ function assertAcyclic(byRef: Map<string, { index: number; parents: string[] }>)
     state.set(ref, 'done');
   };
   for (const ref of byRef.keys()) visit(ref, []);
-}
-
-function closedError(): QueueError {
-  return new QueueError('the queue has been closed', 'QUEUE_CLOSED');
 }
 
 /** A job named by a call by hand: its id, and the attempt (retryCount) when the caller gave one. */

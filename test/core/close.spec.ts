@@ -1,0 +1,82 @@
+// close() never leaves a call hanging: a call made once it has begun rejects with QUEUE_CLOSED, and a call
+// made before it, still waiting for a connection, runs (or, past shutdownTimeoutMs, rejects). pg-pool's end()
+// drops requests still waiting for a connection without settling them, so the queue waits for its calls first.
+import type pg from 'pg';
+import { until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('close');
+afterAll(() => f.cleanup());
+
+/**
+ * Locks queue `name`'s row from a connection of the test, so that `updateQueue(name)` blocks on it while it
+ * holds a connection of the queue's pool. Returns the locking client (COMMIT and release it to let go).
+ */
+async function lockQueueRow(name: string): Promise<pg.PoolClient> {
+  const lock = await f.pool.connect();
+  await lock.query('BEGIN');
+  await lock.query(`SELECT 1 FROM "${f.schema}".queues WHERE name = $1 FOR UPDATE`, [name]);
+  return lock;
+}
+
+/** Waits until a session other than `lock`'s waits for a lock that `lock` holds. */
+async function blockedBehind(lock: pg.PoolClient): Promise<void> {
+  const [{ pid }] = (await lock.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+  await until(async () => {
+    const { rows } = await f.pool.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid]);
+    return rows.length > 0;
+  }, 'a statement of the queue blocked behind the test lock');
+}
+
+describe('closing a queue', () => {
+  it('a call made while close() runs rejects with QUEUE_CLOSED, and so does every call made after it', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('close.during');
+    const closing = q.close();
+    await expect(q.send('close.during', {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.getQueues()).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.fetch('close.during')).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await closing;
+    await expect(q.send('close.during', {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.work('close.during', {}, async () => undefined)).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.close()).resolves.toBeUndefined();
+  });
+
+  it('a call waiting for a connection when close() begins runs, and close() waits for it', async () => {
+    const q = f.create({ supervise: false, poolSize: 1 });
+    await q.createQueue('close.wait');
+    const lock = await lockQueueRow('close.wait');
+    const holder = q.updateQueue('close.wait', { retryLimit: 7 }); // holds the pool's only connection, blocked
+    await blockedBehind(lock);
+    const waiting = q.getQueue('close.wait'); // waits for that connection
+    let closed = false;
+    const closing = q.close().then(() => (closed = true));
+    await expect(q.send('close.wait', {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    expect(closed).toBe(false);
+    await lock.query('COMMIT');
+    lock.release();
+    await expect(holder).resolves.toBeUndefined();
+    await expect(waiting).resolves.toMatchObject({ name: 'close.wait', retryLimit: 7 });
+    await closing;
+    expect(closed).toBe(true);
+  });
+
+  it('a call still waiting when shutdownTimeoutMs has passed rejects with QUEUE_CLOSED', async () => {
+    const q = f.create({ supervise: false, poolSize: 1, shutdownTimeoutMs: 200 });
+    await q.createQueue('close.late');
+    const lock = await lockQueueRow('close.late');
+    const holder = q.updateQueue('close.late', { retryLimit: 7 });
+    const holderOutcome = holder.then(() => 'resolved', (err: { code?: string }) => err.code);
+    await blockedBehind(lock);
+    const waiting = q.getQueue('close.late');
+    const closing = q.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    // The blocked statement was already on the server: its caller is told the queue closed; the pool ends once
+    // the server answers it.
+    expect(await holderOutcome).toBe('QUEUE_CLOSED');
+    await lock.query('COMMIT');
+    lock.release();
+    await closing;
+    expect(f.logger.lines.some((l) => l.level === 'warn' && /2 call\(s\) still waiting/.test(l.message))).toBe(true);
+  });
+});
