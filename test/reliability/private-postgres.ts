@@ -23,9 +23,10 @@ export class PrivatePostgres {
     proc.on('exit', () => (this.exited = true));
   }
 
-  /** Creates and starts a fresh server on a free port (initdb takes a few seconds). */
-  static async start(timeoutMs = 30_000): Promise<PrivatePostgres> {
-    const server = new PrivatePostgres(fork(SCRIPT, [], { execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }));
+  /** Creates and starts a fresh server on a free port (initdb takes a few seconds); max_connections 50 unless given. */
+  static async start(timeoutMs = 30_000, maxConnections = 50): Promise<PrivatePostgres> {
+    const env = { ...process.env, PGQUEUE_PRIVATE_MAX_CONNECTIONS: String(maxConnections) };
+    const server = new PrivatePostgres(fork(SCRIPT, [], { execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }));
     try {
       await until(() => {
         if (server.exited) throw new Error(`the private PostgreSQL did not start:\n${server.stderr}`);
