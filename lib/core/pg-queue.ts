@@ -103,11 +103,13 @@ export class PgQueue extends EventEmitter {
   start(): Promise<void> {
     if (this.closing) return Promise.reject(closedError());
     this.starting ??= this.open().catch(async (err) => {
+      // Forgotten before the pool ends, so a close() that begins meanwhile finds nothing of it to end again.
+      const pool = this.pool;
       this.starting = null;
-      if (this.config.connectionString) await this.pool?.end().catch(() => undefined);
       this.pool = null;
       this.gate = null;
       this.exec = null;
+      if (this.config.connectionString) await pool?.end().catch(() => undefined);
       throw err;
     });
     return this.starting;
@@ -913,9 +915,11 @@ export class PgQueue extends EventEmitter {
   }
 
   /**
-   * Stops the loops and maintenance, waits (up to `shutdownTimeoutMs`) for the calls already made to settle,
-   * then closes the pool if the queue created it (never a pool it was handed). Every call made once close()
-   * has begun rejects with QUEUE_CLOSED; so does a call still waiting for a connection at that deadline.
+   * Stops the loops and maintenance, waits for the calls already made to settle, then closes the pool if the
+   * queue created it (never a pool it was handed); all of it within `shutdownTimeoutMs` (the loops' own drain
+   * counts against it). Every call made once close() has begun rejects with QUEUE_CLOSED. A call made before
+   * it and still in flight at the deadline rejects with QUEUE_CLOSED too when the queue ends its own pool; on
+   * a pool it was handed, it runs there and settles when it does.
    */
   close(): Promise<void> {
     this.closing = true;
@@ -924,16 +928,21 @@ export class PgQueue extends EventEmitter {
   }
 
   private async shutdown(): Promise<void> {
+    const deadline = Date.now() + this.config.shutdownTimeoutMs;
     await this.starting?.catch(() => undefined);
     await Promise.all([this.stopWorkers(), this.supervisor?.stop()]);
     this.supervisor = null;
-    const abandoned = (await this.gate?.shut(this.config.shutdownTimeoutMs)) ?? 0;
-    if (abandoned > 0) this.warning(`${abandoned} call(s) still waiting for the database when the queue closed were rejected`);
+    const owned = this.config.connectionString !== null;
+    // The gate stays: a call that got past start() before close() began meets QUEUE_CLOSED there, not a null.
+    const left = (await this.gate?.shut(Math.max(0, deadline - Date.now()), owned)) ?? 0;
+    if (left > 0) {
+      this.warning(owned
+        ? `${left} call(s) still waiting for the database when the queue closed were rejected`
+        : `${left} call(s) were still running when the queue closed; they finish on the pool it was given`);
+    }
     this.closed = true;
-    if (this.config.connectionString && this.pool) await this.pool.end();
+    if (owned && this.pool) await this.pool.end();
     this.pool = null;
-    this.gate = null;
-    this.exec = null;
   }
 }
 

@@ -16,8 +16,6 @@ interface Pending {
  * The engine's way to its pool: every statement and checkout goes through here, so `close()` can wait for
  * what is in flight before it ends the pool. pg-pool's `end()` drops requests still waiting for a
  * connection without settling them, so a call made just before close() would otherwise never settle.
- * After `shut()` nothing new starts (QUEUE_CLOSED); what had started runs to its end, and whatever is
- * still waiting when shut's deadline passes is rejected with QUEUE_CLOSED.
  */
 export class PoolGate {
   readonly exec: Executor;
@@ -89,12 +87,14 @@ export class PoolGate {
   }
 
   /**
-   * Refuses every new statement and checkout, and waits up to `timeoutMs` for those in flight to settle;
-   * any still waiting then are rejected with QUEUE_CLOSED (a connection held past it is its holder's to
-   * release). Returns how many were rejected.
+   * Waits up to `timeoutMs` for what is in flight (statements, and connections checked out) to settle, still
+   * letting new ones in meanwhile: those of calls made before close() began, and the loops' last hand-backs.
+   * Then refuses every new one (QUEUE_CLOSED). With `rejectLeft` (the queue ends this pool next, and what still waits for one of its
+   * connections would never get one) the statements still in flight reject with QUEUE_CLOSED; otherwise (a
+   * pool the caller owns) they run and settle when they do. A connection still held is its holder's to
+   * release. Returns how many statements were left.
    */
-  async shut(timeoutMs: number): Promise<number> {
-    this.closed = true;
+  async shut(timeoutMs: number, rejectLeft: boolean): Promise<number> {
     if (this.pending.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
@@ -104,11 +104,19 @@ export class PoolGate {
       clearTimeout(timer);
       this.onIdle = null;
     }
-    const abandoned = [...this.pending].filter((p) => p.reject !== null);
-    this.pending.clear();
-    for (const p of abandoned) {
-      p.reject!(new QueueError('the queue closed before this call finished (shutdownTimeoutMs); a statement it had already sent may still have run', 'QUEUE_CLOSED'));
+    this.closed = true;
+    const left = this.waiting();
+    if (rejectLeft) {
+      for (const p of left) {
+        this.pending.delete(p);
+        p.reject!(new QueueError('the queue closed before this call finished (shutdownTimeoutMs); a statement it had already sent may still have run', 'QUEUE_CLOSED'));
+      }
     }
-    return abandoned.length;
+    return left.length;
+  }
+
+  /** What is in flight other than connections already held: statements, and checkouts waiting for a connection. */
+  private waiting(): Pending[] {
+    return [...this.pending].filter((p) => p.reject !== null);
   }
 }

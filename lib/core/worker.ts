@@ -294,6 +294,8 @@ interface Running {
   released: boolean;
   /** The result is being written: it is awaited, not handed back. */
   settling: boolean;
+  /** A transactional handler's transaction, once begun: given up when the attempt is cut off or handed back. */
+  tx: JobTransaction | null;
   done: Promise<void>;
 }
 
@@ -576,7 +578,7 @@ export class Worker {
     const key = attemptKey(row);
     // The lease began at the claim, not when the job left the local queue.
     const leaseEnd = claimedAt + row.expire_seconds * 1000;
-    const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, done: Promise.resolve() };
+    const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, tx: null, done: Promise.resolve() };
     this.busyCount++;
     this.running.set(key, entry);
     if (leaseEnd < this.leaseSweepAt) this.armLeaseSweep(leaseEnd);
@@ -625,6 +627,7 @@ export class Worker {
     const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
     entry.released = true;
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
+    entry.tx?.abandon(new Error(`job ${row.id}: ${message}`));
     this.running.delete(entry.key);
     this.unbusy(entry);
     this.startWaiting();
@@ -639,17 +642,24 @@ export class Worker {
    */
   private async handle(entry: Running): Promise<void> {
     try {
-      await (this.options.transactional ? this.handleInTransaction(entry) : this.handlePlain(entry));
+      if (this.options.transactional) {
+        await this.handleInTransaction(entry);
+        return;
+      }
+      // The plain path inline, one async frame per job: it is the drain's hot path.
+      let output: string | null = null;
+      let failure: FailureInfo | null = null;
+      try {
+        output = toJson('handler output', await this.handler(toJob(entry.row, entry.abort, () => this.heartbeat(entry))));
+      } catch (err) {
+        failure = describeFailure(err, entry.row.retry_count);
+      }
+      if (entry.released) return;
+      this.markSettling(entry);
+      await this.settle(entry, output, failure);
     } catch (err) {
       this.ctx.error(err, `running job ${entry.row.id} of queue "${this.queue}"; it returns to the queue when its lease runs out`);
     }
-  }
-
-  private async handlePlain(entry: Running): Promise<void> {
-    const { output, failure } = await this.runHandler(entry, undefined);
-    if (entry.released) return;
-    this.markSettling(entry);
-    await this.settle(entry, output, failure);
   }
 
   /**
@@ -668,12 +678,17 @@ export class Worker {
       await this.settle(entry, null, describeFailure(err, row.retry_count));
       return;
     }
-    let failure: FailureInfo | null;
+    let failure: FailureInfo | null = null;
     try {
       // Cut off (lease) or handed back (shutdown) while it waited for a connection: it must not run now.
       if (entry.released) return;
-      let output: string | null;
-      ({ output, failure } = await this.runHandler(entry, tx.client));
+      entry.tx = tx;
+      let output: string | null = null;
+      try {
+        output = toJson('handler output', await this.handler(toJob(row, entry.abort, () => this.heartbeat(entry), tx.client)));
+      } catch (err) {
+        failure = describeFailure(err, row.retry_count);
+      }
       if (entry.released) return;
       this.markSettling(entry);
       if (!failure) {
@@ -691,16 +706,6 @@ export class Worker {
       await tx.rollback();
     }
     await this.settle(entry, null, failure);
-  }
-
-  /** Calls the handler; what it returned (as JSON) or how it failed. */
-  private async runHandler(entry: Running, db: PoolClient | undefined): Promise<{ output: string | null; failure: FailureInfo | null }> {
-    const job = toJob(entry.row, entry.abort, () => this.heartbeat(entry), db);
-    try {
-      return { output: toJson('handler output', await this.handler(job)), failure: null };
-    } catch (err) {
-      return { output: null, failure: describeFailure(err, entry.row.retry_count) };
-    }
   }
 
   private stale(row: ClaimedRow): void {
@@ -927,6 +932,9 @@ export class Worker {
     if (unfinished.length > 0) {
       for (const r of unfinished) {
         r.released = true;
+        // A handler still running keeps no connection: close() would wait for it, and a handler that never returns
+        // would hold one for good.
+        r.tx?.abandon(new Error(`job ${r.row.id} was handed back: the worker is shutting down`));
         this.running.delete(r.key);
         this.unbusy(r);
       }

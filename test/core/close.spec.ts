@@ -79,4 +79,19 @@ describe('closing a queue', () => {
     await closing;
     expect(f.logger.lines.some((l) => l.level === 'warn' && /2 call\(s\) still waiting/.test(l.message))).toBe(true);
   });
+
+  it('close() does not wait for a transactional handler that never returns: its job goes back and its connection is given up', async () => {
+    const q = f.create({ supervise: false, poolSize: 2, shutdownTimeoutMs: 300 });
+    await q.createQueue('close.stuck');
+    let started = false;
+    await q.work('close.stuck', { transactional: true, pollingIntervalSeconds: 0.05 }, async () => {
+      started = true;
+      await new Promise(() => undefined); // ignores its signal
+    });
+    const id = (await q.send('close.stuck', {}))!;
+    await until(() => started, 'the handler runs');
+    await q.close();
+    const [job] = await f.sql<{ state: string; retry_count: number }>('SELECT state::text, retry_count FROM $schema.jobs WHERE id = $1', [id]);
+    expect(job).toEqual({ state: 'created', retry_count: 0 });
+  });
 });

@@ -171,4 +171,36 @@ describe('transactional handlers', () => {
     expect((await completedJob('tx.killed', next)).retryCount).toBe(0);
     await q.offWork('tx.killed');
   });
+
+  it('job.db cannot be released by the handler: the queue ends its transaction', async () => {
+    await q.createQueue('tx.release');
+    let refused: unknown = null;
+    await q.work('tx.release', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      try {
+        job.db!.release();
+      } catch (err) {
+        refused = err;
+      }
+      await job.db!.query(`INSERT INTO "${f.schema}".effects (job_id, note) VALUES ($1, 'still in the transaction')`, [job.id]);
+      return 'kept';
+    });
+    const id = (await q.send('tx.release', {}))!;
+    expect((await completedJob('tx.release', id)).output).toBe('kept');
+    expect(refused).toMatchObject({ code: 'JOB_DB_RELEASE' });
+    expect(await effects(id)).toEqual(['still in the transaction']);
+    await q.offWork('tx.release');
+  });
+
+  it('a handler that outlives its lease gives its connection up: on a pool of one, the retry still runs', async () => {
+    const small = f.create({ supervise: false, poolSize: 1 });
+    await small.createQueue('tx.outlived', { expireInSeconds: 1, retryLimit: 1 });
+    await small.work('tx.outlived', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      if (job.retryCount === 0) await new Promise(() => undefined); // never returns, ignores its signal
+      return 'second attempt';
+    });
+    const id = (await small.send('tx.outlived', {}))!;
+    await until(async () => (await small.getJobById('tx.outlived', id))!.state === 'completed', 'the retry completed', 15_000);
+    expect(await small.getJobById('tx.outlived', id)).toMatchObject({ retryCount: 1, output: 'second attempt' });
+    await small.offWork('tx.outlived');
+  });
 });

@@ -2,28 +2,31 @@
  * How long one of the engine's own transactions may sit idle (waiting for its next statement) before the
  * server ends its session. These transactions hold what other processes wait for (a limited queue's claim
  * lock, the maintenance lock, the rows of a flow being written) and send their statements back to back, so
- * a transaction idle this long belongs to a process that stalled: frozen, paused in a debugger, cut off by
- * the network. Its locks then go with its session instead of every other process waiting for it: in the
- * fault campaign (test/reliability/campaign.spec.ts), a worker frozen inside a group-limited claim held
- * that queue's claims in every other process until it was let go.
+ * a transaction idle this long belongs to a process that stalled: frozen, paused in a debugger, its event
+ * loop blocked, cut off by the network. Its locks then go with its session instead of every other process
+ * waiting for it: in the fault campaign (test/reliability/campaign.spec.ts), a worker frozen inside a
+ * group-limited claim held that queue's claims in every other process until it was let go.
  */
 export const ENGINE_TRANSACTION_IDLE_SECONDS = 10;
 
-/** Begins one of the engine's own transactions, bounded as ENGINE_TRANSACTION_IDLE_SECONDS says (one round trip). */
-export const beginEngineTransaction = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = '${ENGINE_TRANSACTION_IDLE_SECONDS}s'`;
+/**
+ * Bounds the rest of the current transaction as ENGINE_TRANSACTION_IDLE_SECONDS says, unless the session
+ * already has a bound at least as strict (a server or role setting is never loosened). Every unit the
+ * setting can be shown in (ms, s, min, h, d) reads as an interval.
+ */
+export const boundTransaction = `SELECT set_config('idle_in_transaction_session_timeout', '${ENGINE_TRANSACTION_IDLE_SECONDS}s', true)
+WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWEEN interval '1 millisecond' AND interval '${ENGINE_TRANSACTION_IDLE_SECONDS} seconds'`;
+
+/** Begins one of the engine's own transactions, bounded (boundTransaction), in one round trip. */
+export const beginEngineTransaction = `BEGIN; ${boundTransaction}`;
 
 /**
  * Begins a transactional handler's transaction. Not bounded while the handler runs: it may wait on other
- * systems between its statements; its lease bounds the attempt.
+ * systems between its statements; its lease bounds the attempt. Once the handler has returned, only the
+ * engine sends statements (the job's completion, then COMMIT), and boundTransaction applies: the completion
+ * locks the job's row, which the reaper skips (SKIP LOCKED), so a process that stalled between the two
+ * would hold the job until it woke, as the fault campaign's frozen worker did.
  */
 export const beginTransaction = 'BEGIN';
 export const commitTransaction = 'COMMIT';
 export const rollbackTransaction = 'ROLLBACK';
-
-/**
- * Bounds the rest of a transactional handler's transaction once the handler has returned: from here on only the
- * engine sends statements (the job's completion, then COMMIT). The completion locks the job's row, which the
- * reaper skips (SKIP LOCKED): a process that stalled between the two would hold the job until it woke, as
- * the fault campaign's frozen worker did (test/reliability/campaign.spec.ts).
- */
-export const boundTransaction = `SET LOCAL idle_in_transaction_session_timeout = '${ENGINE_TRANSACTION_IDLE_SECONDS}s'`;
