@@ -15,6 +15,7 @@
 // ','); { type: 'log', level, message }; { type: 'stopped' } after a requested stop. Received: 'stop'.
 import pg from 'pg';
 import { PgQueue } from 'nestjs-pgqueue/core';
+import { logger, stopOnRequest, tell } from './child-ipc.mjs';
 
 const settings = JSON.parse(process.env.PGQUEUE_CHILD ?? '{}');
 const { url, schema, queues, groupLimit, engine = {} } = settings;
@@ -23,14 +24,6 @@ if (!url || !schema || !queues) {
   process.exit(2);
 }
 
-const tell = (message) => {
-  if (process.connected) process.send(message, () => undefined);
-};
-const logger = {
-  log: (message) => tell({ type: 'log', level: 'log', message }),
-  warn: (message) => tell({ type: 'log', level: 'warn', message }),
-  error: (message) => tell({ type: 'log', level: 'error', message }),
-};
 
 // The runs are written on connections of their own, so the engine's pool is exactly what a user's app has.
 const side = new pg.Pool({ connectionString: url, max: 4 });
@@ -85,25 +78,9 @@ async function grouped(job) {
   return { pid: process.pid };
 }
 
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
+stopOnRequest(async () => {
   await q.close();
   await side.end();
-  tell({ type: 'stopped' });
-  process.disconnect();
-}
-
-process.on('message', (message) => {
-  if (message === 'stop') stop().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-});
-// The test runner went away without stopping us: do not outlive it.
-process.on('disconnect', () => {
-  if (!stopping) process.exit(3);
 });
 
 const poll = { pollingIntervalSeconds: 0.5 };

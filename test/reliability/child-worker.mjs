@@ -16,6 +16,7 @@
 // its error/warning events; { type: 'stopped' } after a requested stop. Message received: 'stop'.
 import pg from 'pg';
 import { PgQueue } from 'nestjs-pgqueue/core';
+import { logger, stopOnRequest, tell } from './child-ipc.mjs';
 
 const settings = JSON.parse(process.env.PGQUEUE_CHILD ?? '{}');
 const { url, schema, queue, mode, work, engine = {}, reportStarts = false, spanMs = 20 } = settings;
@@ -24,14 +25,6 @@ if (!url || !schema || !queue || !['ledger', 'block', 'poison', 'span'].includes
   process.exit(2);
 }
 
-const tell = (message) => {
-  if (process.connected) process.send(message, () => undefined);
-};
-const logger = {
-  log: (message) => tell({ type: 'log', level: 'log', message }),
-  warn: (message) => tell({ type: 'log', level: 'warn', message }),
-  error: (message) => tell({ type: 'log', level: 'error', message }),
-};
 
 // The ledger has its own connections, so the engine's pool is exactly what a user's app would have.
 const ledger = new pg.Pool({ connectionString: url, max: Math.max(2, Math.min(work.concurrency ?? 1, 4)) });
@@ -60,25 +53,9 @@ async function handler(job) {
   return { pid: process.pid };
 }
 
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
+stopOnRequest(async () => {
   await q.close();
   await ledger.end();
-  tell({ type: 'stopped' });
-  process.disconnect();
-}
-
-process.on('message', (message) => {
-  if (message === 'stop') stop().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-});
-// The test runner went away without stopping us: do not outlive it.
-process.on('disconnect', () => {
-  if (!stopping) process.exit(3);
 });
 
 const workerId = await q.work(queue, work, handler);
