@@ -1,0 +1,81 @@
+// What `npm pack` ships, as users get it: the compiled library with its types and source maps for every entry
+// point in package.json's `exports`, the license and the README; no sources, tests or stale output, and maps
+// that carry the sources they point to. The test command has just built dist/ (from an empty folder, as
+// prepack does for a real pack), so the pack runs with --ignore-scripts.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  license: string;
+  files: string[];
+  exports: Record<string, string | Record<string, string>>;
+  scripts: Record<string, string>;
+};
+
+let packed: string[] = [];
+beforeAll(() => {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  packed = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+}, 60_000);
+
+describe('the package', () => {
+  it('ships every entry point of exports, with its types', () => {
+    const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)));
+    expect(targets.length).toBeGreaterThan(8);
+    const missing = targets.map((t) => t.replace(/^\.\//, '')).filter((t) => !packed.includes(t));
+    expect(missing).toEqual([]);
+    for (const entry of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/schema/index.js', 'dist/lib/nest/terminus.js', 'dist/lib/core/index.js']) {
+      expect(packed).toContain(entry);
+    }
+  });
+
+  it('ships the license, the README and the manifest, and nothing outside dist/lib and dist/schema', () => {
+    expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+    expect(manifest.license).toBe('MIT');
+    expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+    const stray = packed.filter((p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^dist\/(lib|schema)\//.test(p));
+    expect(stray).toEqual([]);
+    expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('ships no stale output: every compiled file has its source in lib/ or schema/', () => {
+    const sources = new Set(
+      execFileSync('git', ['ls-files', 'lib', 'schema'], { cwd: root, encoding: 'utf8' })
+        .split('\n')
+        .filter((f) => f.endsWith('.ts')),
+    );
+    const orphans = packed.filter((p) => p.endsWith('.js')).filter((p) => !sources.has(p.replace(/^dist\//, '').replace(/\.js$/, '.ts')));
+    expect(orphans).toEqual([]);
+  });
+
+  it('ships source maps that carry their sources (the .ts files are not shipped)', () => {
+    const maps = packed.filter((p) => p.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    const without = maps.filter((m) => {
+      const map = JSON.parse(readFileSync(join(root, m), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      return !map.sourcesContent || map.sourcesContent.length !== map.sources.length || map.sourcesContent.some((c) => !c);
+    });
+    expect(without).toEqual([]);
+  });
+
+  it('packs from a clean copy of the tracked files: prepack builds what it ships', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'pgqueue-pack-'));
+    try {
+      const tracked = execFileSync('git', ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE'], { cwd: root, encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean);
+      for (const file of tracked) cpSync(join(root, file), join(copy, file));
+      symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+      const out = execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+      expect(files).toEqual(expect.arrayContaining(['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/schema/index.js', 'dist/lib/nest/terminus.js', 'LICENSE']));
+      expect(files.sort()).toEqual([...packed].sort());
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
