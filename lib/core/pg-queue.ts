@@ -18,8 +18,11 @@ import {
 import { buildStatements, type Statements } from './sql/index.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, UNDEFINED_TABLE, UNIQUE_VIOLATION, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
+import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
+import { parseRefs, type ParsedRef } from './job-refs.js';
+import { assertAcyclic } from './flow-graph.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
 export interface ChangeResult {
@@ -48,13 +51,6 @@ const consoleLogger: QueueLogger = {
   error: (m, stack) => console.error(`[pgqueue] ${m}${stack ? `\n${stack}` : ''}`),
 };
 
-const ID_PATTERN = /^[1-9]\d{0,18}$/;
-const MAX_ID = 9_223_372_036_854_775_807n;
-
-/** A job id as stored: a positive bigint, given as a string of digits. */
-function isJobId(value: unknown): value is string {
-  return typeof value === 'string' && ID_PATTERN.test(value) && BigInt(value) <= MAX_ID;
-}
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
@@ -379,7 +375,7 @@ export class PgQueue extends EventEmitter {
       result = await run(first);
       if (!short(result)) return result;
     } catch (err) {
-      if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
+      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
       const now = this.statementsOrJobs(await this.readProfile(exec, name));
       if (now === first) throw err;
       return run(now);
@@ -577,7 +573,7 @@ export class PgQueue extends EventEmitter {
       } catch (err) {
         // The cached policy was out of date (the queue was deleted and created again with another policy).
         // The refused statement wrote nothing (it ran on its own, outside any transaction).
-        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+        if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
         this.profiles.delete(name);
         rows = await insert(checked);
       }
@@ -663,7 +659,7 @@ export class PgQueue extends EventEmitter {
       rows = await claim();
     } catch (err) {
       // undefined_table: the queue's partition is gone (the queue was made again), read below at once
-      if ((err as { code?: string }).code !== UNDEFINED_TABLE) throw err;
+      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
       failure = err;
       this.fetchRecheckAt.delete(name);
     }
@@ -948,46 +944,14 @@ export class PgQueue extends EventEmitter {
 
 /** A unique index refused bringing jobs back: another pending job holds the key (policy or dedupe). */
 function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
-  if ((err as { code?: string }).code !== UNIQUE_VIOLATION) return err;
+  if (sqlState(err) !== SQLSTATE.uniqueViolation) return err;
   return new QueueError(
     `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
     'KEY_TAKEN',
   );
 }
 
-/** Refuses a flow whose dependsOn make a cycle: its jobs would wait for each other forever. */
-function assertAcyclic(byRef: Map<string, { index: number; parents: string[] }>): void {
-  const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (ref: string, path: string[]): void => {
-    if (state.get(ref) === 'done') return;
-    if (state.get(ref) === 'visiting') {
-      throw new InvalidOptionError(`jobs[${byRef.get(ref)!.index}].dependsOn`, 'refs that do not form a cycle', [...path, ref].join(' -> '));
-    }
-    state.set(ref, 'visiting');
-    for (const parent of byRef.get(ref)!.parents) visit(parent, [...path, ref]);
-    state.set(ref, 'done');
-  };
-  for (const ref of byRef.keys()) visit(ref, []);
-}
 
-/** A job named by a call by hand: its id, and the attempt (retryCount) when the caller gave one. */
-interface ParsedRef {
-  id: string;
-  retryCount: number | null;
-}
-
-function parseRefs(ids: JobRef | JobRef[]): ParsedRef[] {
-  const list = Array.isArray(ids) ? ids : [ids];
-  if (list.length === 0) throw new InvalidOptionError('ids', 'at least one job id', ids);
-  return list.map((ref, i) => {
-    const field = Array.isArray(ids) ? `ids[${i}]` : 'id';
-    if (isJobId(ref)) return { id: ref, retryCount: null };
-    if (ref && typeof ref === 'object' && isJobId(ref.id)) {
-      return { id: ref.id, retryCount: int(`${field}.retryCount`, ref.retryCount, 0) };
-    }
-    throw new InvalidOptionError(field, 'a job id (a string of digits from 1 to 9223372036854775807) or { id, retryCount }', ref);
-  });
-}
 
 /**
  * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see

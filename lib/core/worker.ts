@@ -3,15 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { describeValue, PermanentJobError } from './errors.js';
 import { inTransaction, pgExecutor, type Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
+import { isDataException, SQLSTATE, sqlState } from './pg-errors.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
 import type { Job, JobHandler, QueueLogger, QueuePolicy } from './types.js';
 
-/** PostgreSQL's unique_violation: a policy's unique index refused a change. */
-export const UNIQUE_VIOLATION = '23505';
-/** SQLSTATE undefined_table: a statement named a queue's partition that is gone (the queue was made again). */
-export const UNDEFINED_TABLE = '42P01';
 /**
  * How often an empty claim reads its queue's profile again, at most (one primary-key probe of queues): the
  * queue may have been deleted and made again, its jobs in another table. A worker's and fetch()'s pace.
@@ -144,7 +141,7 @@ async function claimWith(
       try {
         return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra, filter.asyncCommit ?? false]);
       } catch (err) {
-        if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+        if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
       }
     }
     return [];
@@ -299,10 +296,6 @@ interface Running {
   done: Promise<void>;
 }
 
-/** SQLSTATE class 22: the database refused a value (e.g. a NUL character in JSON); retrying cannot help. */
-function isDataException(err: unknown): boolean {
-  return String((err as { code?: unknown } | null)?.code ?? '').startsWith('22');
-}
 
 /** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
 const SETTLE_ATTEMPTS = 5;
@@ -439,7 +432,7 @@ export class Worker {
         if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
       } catch (err) {
         // undefined_table: the queue's partition is gone
-        if ((err as { code?: string }).code === UNDEFINED_TABLE) await this.recheck().catch(() => undefined);
+        if (sqlState(err) === SQLSTATE.undefinedTable) await this.recheck().catch(() => undefined);
         this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
         errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
         await this.sleep(errorDelayMs, false);

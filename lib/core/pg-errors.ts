@@ -1,0 +1,21 @@
+// What the engine reads from PostgreSQL's errors: the SQLSTATE codes it acts on, and one way to read a code
+// from anything thrown (a pg DatabaseError carries `code`; a connection error or a thrown value may not).
+
+/** The SQLSTATE codes the engine acts on. */
+export const SQLSTATE = {
+  /** A unique index refused a change: a policy's or a dedupe key's. */
+  uniqueViolation: '23505',
+  /** A statement named a table that is gone: a queue's partition, after the queue was made again. */
+  undefinedTable: '42P01',
+} as const;
+
+/** The SQLSTATE of `err`, or undefined when it carries none. */
+export function sqlState(err: unknown): string | undefined {
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** SQLSTATE class 22, data exception: the database refused a value (e.g. a NUL character in JSON); retrying cannot help. */
+export function isDataException(err: unknown): boolean {
+  return sqlState(err)?.startsWith('22') ?? false;
+}
