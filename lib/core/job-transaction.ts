@@ -89,12 +89,17 @@ export class JobTransaction {
   /**
    * Gives the connection up now, while the handler may still run (its attempt was handed back at shutdown, or
    * outlived its lease): the pool discards it and closes it, PostgreSQL rolls the transaction back, and the
-   * handler's next statement fails. A handler that never returns then holds no connection, and close() does
-   * not wait for it. Does nothing once the transaction has ended.
+   * handler's next statement fails. Its server session is ended (`endSession`, on another connection), so a
+   * statement in flight stops and its locks go. A handler that never returns then holds no connection, and
+   * close() does not wait for it. Does nothing once the transaction has ended.
    */
-  abandon(reason: Error): void {
+  abandon(reason: Error, endSession: (processId: number) => Promise<unknown>): void {
     if (this.ended) return;
     this.ended = true;
+    const processId = (this.client as PoolClient & { processID?: number }).processID;
     this.release(reason);
+    // The session goes too: a statement in flight would otherwise run on, holding its locks. Best effort: a
+    // connection that is already gone has nothing left to end.
+    if (typeof processId === 'number') endSession(processId).catch(() => undefined);
   }
 }

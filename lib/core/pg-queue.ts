@@ -187,6 +187,15 @@ export class PgQueue extends EventEmitter {
     return result;
   }
 
+  /**
+   * The engine as started, for a call already under way: unlike start(), it does not refuse once close() has
+   * begun (the call began before it), and starts the engine only if nothing has (a send inside a caller's
+   * transaction may be the first call).
+   */
+  private ready(): Promise<void> {
+    return this.starting ?? this.start();
+  }
+
   private async db(): Promise<Executor> {
     await this.start();
     return this.exec!;
@@ -251,7 +260,8 @@ export class PgQueue extends EventEmitter {
 
   /** The queue row and its own partition, in one transaction: neither exists without the other. */
   private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
-    return inTransaction(await this.connection(), async (client) => {
+    // ensureQueue has started the engine: a call under way is not refused by a close() that began meanwhile.
+    return inTransaction(this.gate!.connect, async (client) => {
       // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
       await client.query(this.statements.setDdlLockTimeout);
       const [row] = (await client.query<QueueRow & { created: boolean }>(this.statements.createQueue, values)).rows;
@@ -274,8 +284,9 @@ export class PgQueue extends EventEmitter {
     if (o.concurrencyLimit !== undefined || o.rateLimit !== undefined) {
       // Workers in every process claim a limited queue under its lock, and they decide that once: a
       // limit's value may change, but a queue cannot gain or lose its limits after it is created.
-      const stored = await this.getQueue(name);
-      if (!stored) throw new QueueNotFoundError(name);
+      const [row] = await exec.query<QueueRow>(this.statements.getQueues, [[name]]);
+      if (!row) throw new QueueNotFoundError(name);
+      const stored = toQueueResult(row);
       for (const [field, given, had] of [
         ['options.concurrencyLimit', o.concurrencyLimit, stored.concurrencyLimit],
         ['options.rateLimit', o.rateLimit, stored.rateLimit],
@@ -453,9 +464,12 @@ export class PgQueue extends EventEmitter {
     return this.sendOne(name, data, options, parseSendOptions(options));
   }
 
-  private async sendOne(name: string, data: unknown, options: SendOptions | undefined, parsed: ParsedSendOptions): Promise<string | null> {
+  /** `underWay`: the second send of one call (sendDebounced), which a close() that began meanwhile does not refuse. */
+  private async sendOne(name: string, data: unknown, options: SendOptions | undefined, parsed: ParsedSendOptions, underWay = false): Promise<string | null> {
     const json = toJson('data', data, this.config.maxPayloadBytes);
-    const exec = options?.db ? callerExecutor(options.db) : await this.db();
+    // In a caller's transaction too, a send made once close() has begun is refused (start()).
+    await (underWay ? this.ready() : this.start());
+    const exec = options?.db ? callerExecutor(options.db) : this.exec!;
     const [id] = await this.insertRows(exec, name, [json], [parsed]);
     if (id !== undefined) return id;
     if (parsed.dedupeKey === undefined) return null;
@@ -482,7 +496,7 @@ export class PgQueue extends EventEmitter {
     const parsed = this.throttled(options, seconds, key);
     const now = await this.sendOne(name, data, options ?? undefined, parsed);
     if (now !== null) return now;
-    return this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 });
+    return this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 }, true);
   }
 
   private throttled(options: SendOptions | null | undefined, seconds: number, key: string | undefined): ParsedSendOptions {
@@ -511,12 +525,12 @@ export class PgQueue extends EventEmitter {
     const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`));
     const data = jobs.map((job, i) => toJson(`jobs[${i}].data`, job.data, this.config.maxPayloadBytes));
     if (jobs.length === 0) return [];
-    const exec = opts.db ? callerExecutor(opts.db) : await this.db();
+    const exec = opts.db ? (await this.start(), callerExecutor(opts.db)) : await this.db();
     return this.insertRows(exec, name, data, parsed);
   }
 
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
-    await this.start();
+    await this.ready();
     const profile = await this.profileOf(exec, name);
     if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
@@ -635,7 +649,10 @@ export class PgQueue extends EventEmitter {
       }
       return ids;
     };
-    if (opts.db) return run(callerExecutor(opts.db));
+    if (opts.db) {
+      await this.start();
+      return run(callerExecutor(opts.db));
+    }
     return inTransaction(await this.connection(), (client) => run(pgExecutor(client)));
   }
 
@@ -864,10 +881,14 @@ export class PgQueue extends EventEmitter {
 
   /** Stops the loops of a queue (by name) or one loop (by id), draining like shutdown does. */
   async offWork(nameOrId: string): Promise<void> {
-    const targets = [...this.workers.values()].filter((w) => w.id === nameOrId || w.queue === nameOrId);
+    await this.stopLoops((w) => w.id === nameOrId || w.queue === nameOrId, this.config.shutdownTimeoutMs);
+  }
+
+  /** Stops the loops that `which` picks, each draining for at most `timeoutMs`. */
+  private async stopLoops(which: (w: Worker) => boolean, timeoutMs: number): Promise<void> {
     await Promise.all(
-      targets.map(async (w) => {
-        await w.stop(this.config.shutdownTimeoutMs);
+      [...this.workers.values()].filter(which).map(async (w) => {
+        await w.stop(timeoutMs);
         this.workers.delete(w.id);
       }),
     );
@@ -905,7 +926,11 @@ export class PgQueue extends EventEmitter {
 
   /** Stops every worker loop: no new claims, in-flight handlers drain or are handed back. `send` keeps working. */
   async stopWorkers(): Promise<void> {
-    await Promise.all([...this.workers.keys()].map((id) => this.offWork(id)));
+    await this.stopAll(this.config.shutdownTimeoutMs);
+  }
+
+  private async stopAll(timeoutMs: number): Promise<void> {
+    await this.stopLoops(() => true, timeoutMs);
     await this.notifier?.stop();
     this.notifier = null;
   }
@@ -925,20 +950,38 @@ export class PgQueue extends EventEmitter {
 
   private async shutdown(): Promise<void> {
     const deadline = Date.now() + this.config.shutdownTimeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
     await this.starting?.catch(() => undefined);
-    await Promise.all([this.stopWorkers(), this.supervisor?.stop()]);
+    // A maintenance pass on a connection that no longer answers must not hold close() past its deadline.
+    const supervisor = this.supervisor?.stop();
+    await Promise.all([this.stopAll(left()), supervisor && within(supervisor, left())]);
     this.supervisor = null;
     const owned = this.config.connectionString !== null;
     // The gate stays: a call that got past start() before close() began meets QUEUE_CLOSED there, not a null.
-    const left = (await this.gate?.shut(Math.max(0, deadline - Date.now()), owned)) ?? 0;
-    if (left > 0) {
+    const unsettled = (await this.gate?.shut(left(), owned)) ?? 0;
+    if (unsettled > 0) {
       this.warning(owned
-        ? `${left} call(s) still waiting for the database when the queue closed were rejected`
-        : `${left} call(s) were still running when the queue closed; they finish on the pool it was given`);
+        ? `${unsettled} call(s) still waiting for the database when the queue closed were rejected`
+        : `${unsettled} call(s) were still running when the queue closed; they finish on the pool it was given`);
     }
     this.closed = true;
-    if (owned && this.pool) await this.pool.end();
+    // pg-pool's end() waits for every connection still checked out (a statement the server has not answered);
+    // past the deadline close() returns, and the pool ends when they do.
+    if (owned && this.pool && !(await within(this.pool.end(), Math.max(left(), 250)))) {
+      this.warning('the pool had connections still in use when the queue closed; it ends once they are answered');
+    }
     this.pool = null;
+  }
+}
+
+/** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

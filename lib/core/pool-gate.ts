@@ -95,14 +95,22 @@ export class PoolGate {
    * release. Returns how many statements were left.
    */
   async shut(timeoutMs: number, rejectLeft: boolean): Promise<number> {
-    if (this.pending.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.onIdle = resolve;
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      clearTimeout(timer);
-      this.onIdle = null;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.pending.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          this.onIdle = resolve;
+          timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        });
+        clearTimeout(timer);
+        this.onIdle = null;
+      }
+      if (Date.now() >= deadline) break;
+      // Nothing in flight may mean a call between two statements: its next one is sent by a continuation that
+      // runs before the next turn of the event loop. Closed only once a whole turn has passed with nothing.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.pending.size === 0) break;
     }
     this.closed = true;
     const left = this.waiting();

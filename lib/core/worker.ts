@@ -4,6 +4,7 @@ import { describeValue, PermanentJobError } from './errors.js';
 import { inTransaction, pgExecutor, type Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
 import { isDataException, SQLSTATE, sqlState } from './pg-errors.js';
+import { endSession } from './sql/transaction.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -620,7 +621,7 @@ export class Worker {
     const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
     entry.released = true;
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
-    entry.tx?.abandon(new Error(`job ${row.id}: ${message}`));
+    entry.tx?.abandon(new Error(`job ${row.id}: ${message}`), this.endSession);
     this.running.delete(entry.key);
     this.unbusy(entry);
     this.startWaiting();
@@ -700,6 +701,9 @@ export class Worker {
     }
     await this.settle(entry, null, failure);
   }
+
+  /** Ends the server session of an abandoned transactional handler (see JobTransaction.abandon). */
+  private readonly endSession = (processId: number): Promise<unknown> => this.ctx.exec.query(endSession, [processId]);
 
   private stale(row: ClaimedRow): void {
     this.ctx.staleResult();
@@ -927,7 +931,7 @@ export class Worker {
         r.released = true;
         // A handler still running keeps no connection: close() would wait for it, and a handler that never returns
         // would hold one for good.
-        r.tx?.abandon(new Error(`job ${r.row.id} was handed back: the worker is shutting down`));
+        r.tx?.abandon(new Error(`job ${r.row.id} was handed back: the worker is shutting down`), this.endSession);
         this.running.delete(r.key);
         this.unbusy(r);
       }

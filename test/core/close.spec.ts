@@ -34,6 +34,14 @@ describe('closing a queue', () => {
     await q.createQueue('close.during');
     const closing = q.close();
     await expect(q.send('close.during', {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    // Inside the caller's own transaction too: nothing is written there.
+    const tx = await f.pool.connect();
+    await tx.query('BEGIN');
+    await expect(q.send('close.during', {}, { db: tx })).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.insert('close.during', [{}], { db: tx })).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await expect(q.flow([{ name: 'close.during', ref: 'a' }], { db: tx })).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    await tx.query('COMMIT');
+    tx.release();
     await expect(q.getQueues()).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
     await expect(q.fetch('close.during')).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
     await closing;
@@ -71,13 +79,15 @@ describe('closing a queue', () => {
     const waiting = q.getQueue('close.late');
     const closing = q.close();
     await expect(waiting).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
-    // The blocked statement was already on the server: its caller is told the queue closed; the pool ends once
-    // the server answers it.
+    // The blocked statement was already on the server: its caller is told the queue closed.
     expect(await holderOutcome).toBe('QUEUE_CLOSED');
-    await lock.query('COMMIT');
-    lock.release();
+    // close() returns by its deadline although that statement still holds its connection; the pool ends once the
+    // server answers it.
     await closing;
     expect(f.logger.lines.some((l) => l.level === 'warn' && /2 call\(s\) still waiting/.test(l.message))).toBe(true);
+    expect(f.logger.lines.some((l) => l.level === 'warn' && /connections still in use/.test(l.message))).toBe(true);
+    await lock.query('COMMIT');
+    lock.release();
   });
 
   it('close() does not wait for a transactional handler that never returns: its job goes back and its connection is given up', async () => {
@@ -93,5 +103,28 @@ describe('closing a queue', () => {
     await q.close();
     const [job] = await f.sql<{ state: string; retry_count: number }>('SELECT state::text, retry_count FROM $schema.jobs WHERE id = $1', [id]);
     expect(job).toEqual({ state: 'created', retry_count: 0 });
+  });
+
+  it('calls of several statements made just before close() all run to their end', async () => {
+    const setup = f.create({ supervise: false });
+    await setup.createQueue('close.multi');
+    const id = (await setup.send('close.multi', { n: 1 }, { dedupeKey: 'held' }))!;
+    await setup.close();
+    for (let round = 0; round < 5; round++) {
+      // A fresh engine: nothing cached, so each call reads the queue's profile first, then runs its statement(s).
+      const q = f.create({ supervise: false });
+      await q.start();
+      const calls = [
+        q.getJobById('close.multi', id),
+        q.send('close.multi', { n: 2 }, { dedupeKey: 'held' }), // refused by the key: then reads the holder
+        q.getQueue('close.multi'),
+        q.cancel('close.multi', '999999'),
+      ];
+      const closing = q.close();
+      const outcomes = await Promise.allSettled(calls);
+      await closing;
+      expect(outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'ran'))).toEqual(['ran', 'ran', 'ran', 'ran']);
+      expect((outcomes[1] as PromiseFulfilledResult<string>).value).toBe(id);
+    }
   });
 });

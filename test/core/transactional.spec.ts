@@ -203,4 +203,20 @@ describe('transactional handlers', () => {
     expect(await small.getJobById('tx.outlived', id)).toMatchObject({ retryCount: 1, output: 'second attempt' });
     await small.offWork('tx.outlived');
   });
+
+  it("a handler cut off by its lease loses its server session too: the statement it had in flight stops", async () => {
+    await q.createQueue('tx.session', { expireInSeconds: 1, retryLimit: 0 });
+    let pid = 0;
+    await q.work('tx.session', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
+      pid = (await job.db!.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await job.db!.query('SELECT pg_sleep(60)'); // far past the lease
+      return 'too late';
+    });
+    const id = (await q.send('tx.session', {}))!;
+    await until(() => pid > 0, 'the handler runs');
+    await until(async () => (await q.getJobById('tx.session', id))!.state === 'failed', 'the attempt failed when its lease ran out', 10_000);
+    // Without ending the session, pg_sleep(60) would go on running (and hold the transaction) after the socket closed.
+    await until(async () => (await f.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0, 'the session ended', 10_000);
+    await q.offWork('tx.session');
+  });
 });

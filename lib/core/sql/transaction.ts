@@ -28,5 +28,12 @@ export const beginEngineTransaction = `BEGIN; ${boundTransaction}`;
  * would hold the job until it woke, as the fault campaign's frozen worker did.
  */
 export const beginTransaction = 'BEGIN';
+
+/**
+ * Ends the server session of a transactional handler's connection that the engine gave up (JobTransaction's
+ * abandon): closing the socket alone leaves a statement in flight running, with its transaction and its
+ * locks, until the server next writes to the socket. $1 the session's process id
+ */
+export const endSession = 'SELECT pg_terminate_backend($1)';
 export const commitTransaction = 'COMMIT';
 export const rollbackTransaction = 'ROLLBACK';
