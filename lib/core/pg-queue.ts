@@ -15,7 +15,8 @@ import {
   type ParsedQueueOptions,
   type ParsedSendOptions,
 } from './options.js';
-import { buildStatements, type Statements } from './sql/index.js';
+import { buildStatements, completeArgs, completeLeafArgs, failArgs, heartbeatArgs, insertArgs, type Statements } from './sql/index.js';
+import type { SettleTarget } from './sql/settle.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
 import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
@@ -548,33 +549,8 @@ export class PgQueue extends EventEmitter {
     // Inside a caller's transaction the checked insert is always used: if the cached policy were out of
     // date, an unchecked insert's unique violation would abort the caller's transaction.
     const mayConflict = exec !== this.exec || !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
-    const insert = (text: string) => exec.query<{ id: string }>(
-      text,
-      [
-        name,
-        `[${data.map((d) => d ?? 'null').join(',')}]`,
-        col('priority'),
-        col('startAt'),
-        col('startIn'),
-        col('singletonKey'),
-        col('retryLimit'),
-        col('retryDelay'),
-        col('retryBackoff'),
-        col('retryDelayMax'),
-        col('expireInSeconds'),
-        col('heartbeatSeconds'),
-        col('deleteAfterSeconds'),
-        col('retentionSeconds'),
-        col('deadLetter'),
-        col('dedupeKey'),
-        col('throttle'),
-        jobs.map((j) => j.slotOffset ?? 0),
-        col('groupId'),
-        col('groupTier'),
-        col('blockedBy'),
-        col('onParentFailure'),
-      ],
-    );
+    const args = insertArgs(name, `[${data.map((d) => d ?? 'null').join(',')}]`, col, jobs.map((j) => j.slotOffset ?? 0));
+    const insert = (text: string) => exec.query<{ id: string }>(text, args);
     // Only a batch of two or more jobs with keys may hold a key_strict_fifo job that waits behind another.
     const keyed = jobs.length >= 2 && jobs.some((j) => j.singletonKey !== undefined);
     const checked = keyed ? this.statements.insertJobsKeyed : this.statements.insertJobs;
@@ -695,7 +671,7 @@ export class PgQueue extends EventEmitter {
     if (failure) throw failure;
     return rows.map((row) =>
       toJob<T>(row, new LazyAbort(), async () => {
-        await exec.query(statements.heartbeatJobs, [name, [row.id], [row.claim_count], this.fetcherId, [row.stamp]]);
+        await exec.query(statements.heartbeatJobs, heartbeatArgs(name, [row], this.fetcherId));
       }),
     );
   }
@@ -706,11 +682,16 @@ export class PgQueue extends EventEmitter {
     const refs = parseRefs(ids);
     const json = toJson('output', output);
     const exec = await this.db();
-    const attempts = (some: ParsedRef[]) => [name, some.map((r) => r.id), some.map((r) => r.retryCount), some.map(() => json), null, some.map(() => null)];
+    const outputs = (some: ParsedRef[]) => some.map(() => json);
     const rows = await this.onQueue(
       exec,
       name,
-      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.completeNonParentJobs, [...attempts(some), null]), (rest) => exec.query<{ id: string }>(st.completeJobs, [...attempts(rest), this.config.channel, null])),
+      (st) =>
+        this.leafFirst(
+          refs,
+          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some))),
+          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.config.channel)),
+        ),
       (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
     );
     return changed(refs.length, rows);
@@ -723,18 +704,12 @@ export class PgQueue extends EventEmitter {
     const info = describeFailure(error ?? new Error('failed by request'));
     const list = refs.map((r) => r.id);
     const exec = await this.db();
-    const attempts = (some: ParsedRef[]) => [
-      name,
-      some.map((r) => r.id),
-      some.map((r) => r.retryCount),
-      some.map(() => JSON.stringify(info.error)),
-      some.map(() => info.permanent),
-      some.map(() => info.retryAfterSeconds),
-      null,
-      some.map(() => null),
-      this.config.channel,
-      null,
-    ];
+    const attempts = (some: ParsedRef[]) =>
+      failArgs(
+        byHand(name, some),
+        { errors: some.map(() => JSON.stringify(info.error)), permanent: some.map(() => info.permanent), retryAfterSeconds: some.map(() => info.retryAfterSeconds) },
+        this.config.channel,
+      );
     const rows = await this.onQueue(
       exec,
       name,
@@ -972,6 +947,11 @@ export class PgQueue extends EventEmitter {
     }
     this.pool = null;
   }
+}
+
+/** A change by hand names jobs by id, and an attempt only by its retryCount when the caller gave one. */
+function byHand(queue: string, refs: ParsedRef[]): SettleTarget {
+  return { queue, ids: refs.map((r) => r.id), retryCounts: refs.map((r) => r.retryCount), workerId: null, claimCounts: refs.map(() => null), stamps: null };
 }
 
 /** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */

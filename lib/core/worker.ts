@@ -5,6 +5,7 @@ import { inTransaction, pgExecutor, type Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
 import { isDataException, SQLSTATE, sqlState } from './pg-errors.js';
 import { endSession } from './sql/transaction.js';
+import { claimArgs, claimGroupedArgs, completeArgs, completeLeafArgs, failArgs, heartbeatArgs, releaseArgs } from './sql/index.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -136,11 +137,11 @@ async function claimWith(
   filter: ClaimFilter,
   tries: number,
 ): Promise<ClaimedRow[]> {
-  const priority = [filter.minPriority ?? null, filter.maxPriority ?? null];
-  const claim = async (text: string, n: number, extra: unknown[] = []): Promise<ClaimedRow[]> => {
+  const request = { queue, limit, workerId, minPriority: filter.minPriority ?? null, maxPriority: filter.maxPriority ?? null, asyncCommit: filter.asyncCommit ?? false };
+  const claim = async (text: string, args: unknown[]): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= tries; attempt++) {
       try {
-        return await exec.query<ClaimedRow>(text, [queue, n, workerId, ...priority, ...extra, filter.asyncCommit ?? false]);
+        return await exec.query<ClaimedRow>(text, args);
       } catch (err) {
         if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
       }
@@ -149,13 +150,12 @@ async function claimWith(
   };
   let rows: ClaimedRow[];
   if (filter.groups) {
-    const tiers = Object.entries(filter.groups.tiers);
-    rows = await claim(statements.claimJobsGrouped, limit, [filter.groups.default, tiers.map(([t]) => t), tiers.map(([, n]) => n)]);
+    rows = await claim(statements.claimJobsGrouped, claimGroupedArgs(request, filter.groups));
   } else if (policy === 'key_strict_fifo') {
     // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
-    rows = await claim(statements.claimJobsKeyFifo, limit);
+    rows = await claim(statements.claimJobsKeyFifo, claimArgs(request));
   } else {
-    rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, limit);
+    rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, claimArgs(request));
   }
   // RETURNING does not keep the pick's order; handlers start in claim order.
   return rows.sort((a, b) => b.priority - a.priority || a.start_after - b.start_after || compareIds(a.id, b.id));
@@ -688,7 +688,7 @@ export class Worker {
       if (!failure) {
         try {
           const held = await tx.commitWith(async (client) =>
-            (await client.query(this.ctx.statements.completeJobs, [this.queue, [row.id], [null], [output], this.id, [row.claim_count], this.ctx.channel, [row.stamp]])).rowCount ?? 0,
+            (await client.query(this.ctx.statements.completeJobs, completeArgs({ queue: this.queue, ids: [row.id], retryCounts: [null], workerId: this.id, claimCounts: [row.claim_count], stamps: [row.stamp] }, [output], this.ctx.channel))).rowCount ?? 0,
           );
           if (!held) this.stale(row);
           return;
@@ -742,32 +742,31 @@ export class Worker {
       return;
     }
     type Written = { id: string; claim_count: number; stamp: string };
-    const anyRetryCount = null;
     /** Writes `part` with the full statement (`full`, with a flow's work) or the leaf one of its kind. */
     const settle = (part: Outcome[], full: boolean) => {
       // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
       // each element). A column that is null for every job goes as one null, which unnest pads.
-      const ids = `{${part.map((o) => o.entry.row.id).join(',')}}`;
-      const claims = `{${part.map((o) => o.entry.row.claim_count).join(',')}}`;
-      const stamps = `{${part.map((o) => o.entry.row.stamp).join(',')}}`;
+      // The fence of each attempt: this worker, its claim count and its stamp, with any retry count.
+      const target = {
+        queue: this.queue,
+        ids: `{${part.map((o) => o.entry.row.id).join(',')}}`,
+        retryCounts: null,
+        workerId: this.id,
+        claimCounts: `{${part.map((o) => o.entry.row.claim_count).join(',')}}`,
+        stamps: `{${part.map((o) => o.entry.row.stamp).join(',')}}`,
+      };
       if (failed) {
-        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, [
-          this.queue,
-          ids,
-          anyRetryCount,
-          part.map((o) => JSON.stringify(o.failure!.error)),
-          part.map((o) => o.failure!.permanent),
-          part.map((o) => o.failure!.retryAfterSeconds),
-          this.id,
-          claims,
-          channel,
-          stamps,
-        ]);
+        const failures = {
+          errors: part.map((o) => JSON.stringify(o.failure!.error)),
+          permanent: part.map((o) => o.failure!.permanent),
+          retryAfterSeconds: part.map((o) => o.failure!.retryAfterSeconds),
+        };
+        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, failArgs(target, failures, channel));
       }
       const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
       return full
-        ? exec.query<Written>(statements.completeJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, channel, stamps])
-        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, [this.queue, ids, anyRetryCount, outputs, this.id, claims, stamps]);
+        ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel))
+        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, completeLeafArgs(target, outputs));
     };
     // What is written, across the retries of `write` below: a retry writes only the rest.
     const written = new Set<string>();
@@ -856,7 +855,7 @@ export class Worker {
     try {
       const held = await this.ctx.exec.query<{ id: string; claim_count: number; stamp: string }>(
         this.ctx.statements.heartbeatJobs,
-        [this.queue, entries.map((r) => r.row.id), entries.map((r) => r.row.claim_count), this.id, entries.map((r) => r.row.stamp)],
+        heartbeatArgs(this.queue, entries.map((r) => r.row), this.id),
       );
       const alive = new Set(held.map(attemptKey));
       for (const r of entries) {
@@ -870,7 +869,7 @@ export class Worker {
   }
 
   private async heartbeat(entry: Running): Promise<void> {
-    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, [this.queue, [entry.row.id], [entry.row.claim_count], this.id, [entry.row.stamp]]);
+    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, heartbeatArgs(this.queue, [entry.row], this.id));
     if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
@@ -878,14 +877,7 @@ export class Worker {
   private release(attempts: (Running | ClaimedRow)[]): Promise<unknown[]> {
     const rows = attempts.map((a) => ('row' in a ? a.row : a));
     if (rows.length === 0) return Promise.resolve([]);
-    return this.ctx.exec.query(this.ctx.statements.releaseJobs, [
-      this.queue,
-      rows.map((r) => r.id),
-      rows.map((r) => r.claim_count),
-      this.id,
-      this.ctx.channel,
-      rows.map((r) => r.stamp),
-    ]);
+    return this.ctx.exec.query(this.ctx.statements.releaseJobs, releaseArgs(this.queue, rows, this.id, this.ctx.channel));
   }
 
   /**

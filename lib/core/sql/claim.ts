@@ -200,3 +200,27 @@ WITH candidates AS MATERIALIZED (
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
 )${CLAIM_UPDATE(s, t, '$9')}`;
+
+// ---- arguments: each statement's $n order, written once ----
+
+/** What one claim asks for (see claimJobs): how many, for whom, within which priorities, and how it commits. */
+export interface ClaimRequest {
+  queue: string;
+  limit: number;
+  workerId: string;
+  minPriority: number | null;
+  maxPriority: number | null;
+  /** Commit without waiting for the WAL flush (a worker's claim). */
+  asyncCommit: boolean;
+}
+
+/** The arguments of claimJobs, claimJobsOnePerKey and claimJobsKeyFifo ($1-$6). */
+export function claimArgs(r: ClaimRequest): unknown[] {
+  return [r.queue, r.limit, r.workerId, r.minPriority, r.maxPriority, r.asyncCommit];
+}
+
+/** The arguments of claimJobsGrouped ($1-$9): a worker's group limits between the priorities and the commit. */
+export function claimGroupedArgs(r: ClaimRequest, groups: { default: number | null; tiers: Record<string, number> }): unknown[] {
+  const tiers = Object.entries(groups.tiers);
+  return [r.queue, r.limit, r.workerId, r.minPriority, r.maxPriority, groups.default, tiers.map(([t]) => t), tiers.map(([, n]) => n), r.asyncCommit];
+}

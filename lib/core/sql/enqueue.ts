@@ -113,3 +113,60 @@ export const getClaimProfile = (s: string) => `
 SELECT policy, (concurrency_limit IS NOT NULL OR rate_limit_count IS NOT NULL) AS limited,
   CASE WHEN partition THEN quote_ident(${s}.queue_partition_name(name)) ELSE 'jobs_default' END AS home
 FROM ${s}.queues WHERE name = $1`;
+
+// ---- arguments: each statement's $n order, written once ----
+
+/** The job options an insert takes as columns, by the name send options give them. */
+export type InsertColumn =
+  | 'priority'
+  | 'startAt'
+  | 'startIn'
+  | 'singletonKey'
+  | 'retryLimit'
+  | 'retryDelay'
+  | 'retryBackoff'
+  | 'retryDelayMax'
+  | 'expireInSeconds'
+  | 'heartbeatSeconds'
+  | 'deleteAfterSeconds'
+  | 'retentionSeconds'
+  | 'deadLetter'
+  | 'dedupeKey'
+  | 'throttle'
+  | 'groupId'
+  | 'groupTier'
+  | 'blockedBy'
+  | 'onParentFailure';
+
+/**
+ * The arguments of insertJobs and its variants ($1-$22). `data` is the one jsonb array of the jobs' data;
+ * `column(name)` gives a column's entries, one per job, or null when no job sets it (unnest pads it);
+ * `slotOffsets` always has an entry per job.
+ */
+export function insertArgs(queue: string, data: string, column: (name: InsertColumn) => readonly unknown[] | null, slotOffsets: readonly number[]): unknown[] {
+  const c = column;
+  return [
+    queue,
+    data,
+    c('priority'),
+    c('startAt'),
+    c('startIn'),
+    c('singletonKey'),
+    c('retryLimit'),
+    c('retryDelay'),
+    c('retryBackoff'),
+    c('retryDelayMax'),
+    c('expireInSeconds'),
+    c('heartbeatSeconds'),
+    c('deleteAfterSeconds'),
+    c('retentionSeconds'),
+    c('deadLetter'),
+    c('dedupeKey'),
+    c('throttle'),
+    slotOffsets,
+    c('groupId'),
+    c('groupTier'),
+    c('blockedBy'),
+    c('onParentFailure'),
+  ];
+}

@@ -9,8 +9,16 @@ import * as settle from './settle.js';
 
 const builders = { ...queues, ...enqueue, ...claim, ...settle, ...lease, ...jobs, ...maintenance, ...limits };
 
+/** The sql files also export the argument builders of their statements (named ...Args): not statements. */
+type StatementName<K> = K extends `${string}Args` ? never : K;
+
 /** Every runtime statement, rendered once for one schema. */
-export type Statements = { readonly [K in keyof typeof builders]: string };
+export type Statements = { readonly [K in keyof typeof builders as StatementName<K>]: string };
+
+export { claimArgs, claimGroupedArgs } from './claim.js';
+export { completeArgs, completeLeafArgs, failArgs } from './settle.js';
+export { heartbeatArgs, releaseArgs } from './lease.js';
+export { insertArgs } from './enqueue.js';
 
 /**
  * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that
@@ -20,6 +28,8 @@ export type Statements = { readonly [K in keyof typeof builders]: string };
  */
 export function buildStatements(schemaIdent: string, home?: string): Statements {
   const out: Record<string, string> = {};
-  for (const [name, build] of Object.entries(builders)) out[name] = (build as (s: string, t?: string) => string)(schemaIdent, home);
+  for (const [name, build] of Object.entries(builders)) {
+    if (!name.endsWith('Args')) out[name] = (build as (s: string, t?: string) => string)(schemaIdent, home);
+  }
   return Object.freeze(out) as Statements;
 }

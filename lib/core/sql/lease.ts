@@ -45,3 +45,22 @@ WITH released AS (
   RETURNING j.id
 )
 SELECT released.id::text, pg_notify($5, $1)::text AS notified FROM released`;
+
+// ---- arguments: each statement's $n order, written once ----
+
+/** An attempt as its worker holds it: the job, its claim count and its stamp (see STAMPED). */
+export interface HeldAttempt {
+  id: string;
+  claim_count: number;
+  stamp: string;
+}
+
+/** The arguments of heartbeatJobs ($1-$5). */
+export function heartbeatArgs(queue: string, attempts: readonly HeldAttempt[], workerId: string): unknown[] {
+  return [queue, attempts.map((a) => a.id), attempts.map((a) => a.claim_count), workerId, attempts.map((a) => a.stamp)];
+}
+
+/** The arguments of releaseJobs ($1-$6). */
+export function releaseArgs(queue: string, attempts: readonly HeldAttempt[], workerId: string, channel: string): unknown[] {
+  return [queue, attempts.map((a) => a.id), attempts.map((a) => a.claim_count), workerId, channel, attempts.map((a) => a.stamp)];
+}

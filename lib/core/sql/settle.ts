@@ -149,3 +149,41 @@ FROM failed
 LEFT JOIN LATERAL (
   SELECT pg_notify($9, failed.queue)::text AS notified WHERE failed.state = 'retry' AND failed.start_after <= now()
 ) n ON true`;
+
+// ---- arguments: each statement's $n order, written once ----
+
+/**
+ * The jobs a settle statement names, an entry per job, and the fence of each: `retryCounts`, `claimCounts` and
+ * `stamps` null (any) or with null entries (any), `workerId` null (any holder). An array goes as a JS array or
+ * as a PostgreSQL array literal the caller built (ids, claim counts and stamps are digits).
+ */
+export interface SettleTarget {
+  queue: string;
+  ids: string | readonly string[];
+  retryCounts: readonly (number | null)[] | null;
+  workerId: string | null;
+  claimCounts: string | readonly (number | null)[] | null;
+  stamps: string | readonly (string | null)[] | null;
+}
+
+/** The arguments of completeJobs ($1-$8); `outputs` null when no job has one (unnest pads it). */
+export function completeArgs(t: SettleTarget, outputs: readonly (string | null)[] | null, channel: string): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, channel, t.stamps];
+}
+
+/** The arguments of completeNonParentJobs, completeLeafJobs and removeLeafJobs ($1-$7): completeJobs' without the channel. */
+export function completeLeafArgs(t: SettleTarget, outputs: readonly (string | null)[] | null): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, t.stamps];
+}
+
+/** Per job: the error to record (JSON text), whether it fails for good, and a retry delay that overrides the policy. */
+export interface Failures {
+  errors: readonly string[];
+  permanent: readonly boolean[];
+  retryAfterSeconds: readonly (number | null)[];
+}
+
+/** The arguments of failJobs and failLeafJobs ($1-$10). */
+export function failArgs(t: SettleTarget, f: Failures, channel: string): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, f.errors, f.permanent, f.retryAfterSeconds, t.workerId, t.claimCounts, channel, t.stamps];
+}
