@@ -19,8 +19,9 @@ import { buildStatements, completeArgs, completeLeafArgs, failArgs, heartbeatArg
 import type { SettleTarget } from './sql/settle.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type ClaimProfile, type WorkerContext } from './worker.js';
+import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type WorkerContext } from './worker.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
+import { QueueRouter } from './queue-router.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
 import { assertAcyclic } from './flow-graph.js';
@@ -52,7 +53,6 @@ const consoleLogger: QueueLogger = {
   error: (m, stack) => console.error(`[pgqueue] ${m}${stack ? `\n${stack}` : ''}`),
 };
 
-
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
  * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
@@ -74,13 +74,10 @@ export class PgQueue extends EventEmitter {
   private notifier: Notifier | null = null;
   private supervisor: Supervisor | null = null;
   private readonly workers = new Map<string, Worker>();
-  private readonly profiles = new Map<string, ClaimProfile>();
   /** When fetch() last read each queue's profile again after an empty claim (Date.now()). */
   private readonly fetchRecheckAt = new Map<string, number>();
-  /** The statements for the queues whose jobs live in each table (see statementsOf), by table. */
-  private readonly homeStatements = new Map<string, Statements>();
-  /** The texts of the statements prepared once per connection (planOnce), for every table's statements. */
-  private readonly preparedTexts = new Set<string>();
+  /** Where each queue's jobs live, and the statements that reach them there. */
+  private readonly router: QueueRouter;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -93,7 +90,7 @@ export class PgQueue extends EventEmitter {
     this.config = Object.isFrozen(options) && 'schemaIdent' in options ? (options as ResolvedConfig) : resolveConfig(options);
     this.log = this.config.logger ?? logger ?? consoleLogger;
     this.statements = buildStatements(this.config.schemaIdent);
-    for (const text of planOnce(this.statements)) this.preparedTexts.add(text);
+    this.router = new QueueRouter(this.config.schemaIdent, this.statements);
   }
 
   /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
@@ -128,7 +125,7 @@ export class PgQueue extends EventEmitter {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.preparedTexts : undefined);
+    this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.router.preparedTexts : undefined);
     this.exec = this.gate.exec;
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
@@ -316,7 +313,7 @@ export class PgQueue extends EventEmitter {
       await client.query(this.statements.dropQueuePartition, [name]);
       return rowCount;
     });
-    this.profiles.delete(name);
+    this.router.forget(name);
     if (deleted === 0) throw new QueueNotFoundError(name);
   }
 
@@ -344,70 +341,6 @@ export class PgQueue extends EventEmitter {
     return rows.map(toQueueResult);
   }
 
-  /** How a queue's jobs are claimed, and where they are stored, read once: neither changes after the queue is created. */
-  private async profileOf(exec: Executor, name: string): Promise<ClaimProfile> {
-    const profile = await this.knownProfile(exec, name);
-    if (!profile) throw new QueueNotFoundError(name);
-    return profile;
-  }
-
-  private async knownProfile(exec: Executor, name: string): Promise<ClaimProfile | null> {
-    return this.profiles.get(name) ?? this.readProfile(exec, name);
-  }
-
-  /**
-   * Reads queue `name`'s profile (null: the queue does not exist) and keeps it. A profile is kept for the
-   * engine's life, but another instance may delete the queue and make it again with other settings (another
-   * `partition` puts its jobs in another table): what runs on the old table then finds nothing there, or fails
-   * with undefined_table. The callers that see that read it again (onQueue, fetch, a worker's recheck).
-   */
-  private async readProfile(exec: Executor, name: string): Promise<ClaimProfile | null> {
-    const [row] = await exec.query<ClaimProfile>(this.statements.getClaimProfile, [name]);
-    if (row) this.profiles.set(name, row);
-    else this.profiles.delete(name);
-    return row ?? null;
-  }
-
-  /** The statements for a queue's profile; those on `jobs` for a queue that does not exist (no profile). */
-  private statementsOrJobs(profile: ClaimProfile | null): Statements {
-    return profile ? this.statementsFor(profile) : this.statements;
-  }
-
-  /**
-   * Runs `run` with the statements for the jobs of queue `name` (statementsOf). When it fails with
-   * undefined_table, or `short` says its result falls short of what was asked, the queue's profile is read
-   * again and, only if the queue's jobs now live in another table, `run` runs once more there: the run on the
-   * old table changed nothing, as the queue's jobs cannot be in two tables (they are routed by queue, and
-   * deleteQueue deletes them with the queue). On the same table it never runs twice.
-   */
-  private async onQueue<R>(exec: Executor, name: string, run: (statements: Statements) => Promise<R>, short: (result: R) => boolean): Promise<R> {
-    const first = await this.statementsOf(exec, name);
-    let result: R;
-    try {
-      result = await run(first);
-      if (!short(result)) return result;
-    } catch (err) {
-      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
-      const now = this.statementsOrJobs(await this.readProfile(exec, name));
-      if (now === first) throw err;
-      return run(now);
-    }
-    const now = this.statementsOrJobs(await this.readProfile(exec, name));
-    return now === first ? result : run(now);
-  }
-
-  /**
-   * The statements to run for the jobs of queue `name`: those that read or change only that queue's jobs name
-   * the table that holds them (its partition, or jobs_default) instead of `jobs`. Planned for `jobs`, a
-   * statement covers every partition, and these are planned on each run (or, for a claim, executed) with all
-   * of them: with 100 queues of their own partition, a drain of another queue fell from 8,486 to 2,207 jobs/s,
-   * and a complete() by hand took 177 ms (scratch partdrain.mjs, parts.mjs). For a queue that does not exist,
-   * the statements that name `jobs`.
-   */
-  private async statementsOf(exec: Executor, name: string): Promise<Statements> {
-    return this.statementsOrJobs(await this.knownProfile(exec, name));
-  }
-
   /**
    * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
    * only jobs that no job waits for), then `full` for those it did not change, if any: flow parents, and jobs
@@ -421,21 +354,11 @@ export class PgQueue extends EventEmitter {
     return rest.length === 0 ? done : [...done, ...(await full(rest))];
   }
 
-  private statementsFor(profile: ClaimProfile): Statements {
-    let statements = this.homeStatements.get(profile.home);
-    if (!statements) {
-      statements = buildStatements(this.config.schemaIdent, `${this.config.schemaIdent}.${profile.home}`);
-      for (const text of planOnce(statements)) this.preparedTexts.add(text);
-      this.homeStatements.set(profile.home, statements);
-    }
-    return statements;
-  }
-
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   async getBlockedKeys(name: string): Promise<string[]> {
     queueName('name', name);
     const exec = await this.db();
-    if ((await this.profileOf(exec, name)).policy !== 'key_strict_fifo') {
+    if ((await this.router.profile(exec, name)).policy !== 'key_strict_fifo') {
       throw new InvalidOptionError('name', 'a key_strict_fifo queue', name);
     }
     return (await exec.query<{ key: string }>(this.statements.getBlockedKeys, [name])).map((r) => r.key);
@@ -443,7 +366,7 @@ export class PgQueue extends EventEmitter {
 
   /** A dead-letter queue must exist, and not be key_strict_fifo: copies of failed jobs may carry no key. */
   private async assertDeadLetterTarget(exec: Executor, name: string): Promise<void> {
-    if ((await this.profileOf(exec, name)).policy === 'key_strict_fifo') {
+    if ((await this.router.profile(exec, name)).policy === 'key_strict_fifo') {
       throw new InvalidOptionError('options.deadLetter', 'a queue whose policy is not key_strict_fifo (dead-lettered copies may carry no key)', name);
     }
   }
@@ -474,7 +397,7 @@ export class PgQueue extends EventEmitter {
     const [id] = await this.insertRows(exec, name, [json], [parsed]);
     if (id !== undefined) return id;
     if (parsed.dedupeKey === undefined) return null;
-    const [holder] = await this.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]), (rows) => rows.length === 0);
+    const [holder] = await this.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]), (rows) => rows.length === 0);
     return holder?.id ?? null;
   }
 
@@ -532,7 +455,7 @@ export class PgQueue extends EventEmitter {
 
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
     await this.ready();
-    const profile = await this.profileOf(exec, name);
+    const profile = await this.router.profile(exec, name);
     if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
         if (job.singletonKey === undefined) {
@@ -564,7 +487,7 @@ export class PgQueue extends EventEmitter {
         // The cached policy was out of date (the queue was deleted and created again with another policy).
         // The refused statement wrote nothing (it ran on its own, outside any transaction).
         if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
-        this.profiles.delete(name);
+        this.router.forget(name);
         rows = await insert(checked);
       }
     }
@@ -643,8 +566,8 @@ export class PgQueue extends EventEmitter {
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, -2_147_483_648);
     const exec = await this.db();
     const connect = this.gate!.connect;
-    let profile = await this.profileOf(exec, name);
-    let statements = this.statementsFor(profile);
+    let profile = await this.router.profile(exec, name);
+    let statements = this.router.statementsFor(profile);
     const claim = () => claimJobs({ exec, statements, connect, schema: this.config.schema }, name, profile, batchSize, this.fetcherId, { minPriority, maxPriority });
     let rows: Awaited<ReturnType<typeof claim>> = [];
     let failure: unknown = null;
@@ -659,11 +582,11 @@ export class PgQueue extends EventEmitter {
     // An empty claim may come from a table the queue's jobs left: its profile is read again, at most every 5 s.
     if (rows.length === 0 && Date.now() - (this.fetchRecheckAt.get(name) ?? 0) >= PROFILE_RECHECK_MS) {
       this.fetchRecheckAt.set(name, Date.now());
-      const now = await this.readProfile(exec, name);
+      const now = await this.router.reread(exec, name);
       if (now === null) throw new QueueNotFoundError(name);
-      if (this.statementsFor(now) !== statements) {
+      if (this.router.statementsFor(now) !== statements) {
         profile = now;
-        statements = this.statementsFor(now);
+        statements = this.router.statementsFor(now);
         failure = null;
         rows = await claim();
       }
@@ -683,7 +606,7 @@ export class PgQueue extends EventEmitter {
     const json = toJson('output', output);
     const exec = await this.db();
     const outputs = (some: ParsedRef[]) => some.map(() => json);
-    const rows = await this.onQueue(
+    const rows = await this.router.onQueue(
       exec,
       name,
       (st) =>
@@ -710,7 +633,7 @@ export class PgQueue extends EventEmitter {
         { errors: some.map(() => JSON.stringify(info.error)), permanent: some.map(() => info.permanent), retryAfterSeconds: some.map(() => info.retryAfterSeconds) },
         this.config.channel,
       );
-    const rows = await this.onQueue(
+    const rows = await this.router.onQueue(
       exec,
       name,
       (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)), (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest))),
@@ -739,11 +662,11 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const list = [...new Set(this.plainIds(ids))];
     const exec = await this.db();
-    const rows = await this.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.config.channel]), (rows) => rows.length < list.length).catch((err) => {
+    const rows = await this.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.config.channel]), (rows) => rows.length < list.length).catch((err) => {
       throw keyTaken(err, name, list);
     });
     if (rows.length === list.length) return changed(list.length, rows);
-    const statements = await this.statementsOf(exec, name);
+    const statements = await this.router.statementsOf(exec, name);
     const states = new Map((await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
     for (const id of list) {
       const state = states.get(id);
@@ -765,13 +688,13 @@ export class PgQueue extends EventEmitter {
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const exec = await this.db();
     await this.assertQueueExists(exec, name);
-    const candidates = await this.onQueue(
+    const candidates = await this.router.onQueue(
       exec,
       name,
       (st) => (ids === null ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit]) : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit])),
       (rows) => rows.length === 0,
     );
-    const statements = await this.statementsOf(exec, name);
+    const statements = await this.router.statementsOf(exec, name);
     const moved: string[] = [];
     // One statement per job: each copy and its delete commit together, and a copy that the source
     // queue's policy refuses leaves its job in the dead-letter queue.
@@ -803,7 +726,7 @@ export class PgQueue extends EventEmitter {
       statement === 'cancelJobs'
         ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
         : exec.query<{ id: string }>(st[statement], params);
-    const rows = await this.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
+    const rows = await this.router.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
       throw keyTaken(err, name, list);
     });
     return changed(list.length, rows);
@@ -813,7 +736,7 @@ export class PgQueue extends EventEmitter {
     queueName('name', name);
     const [ref] = parseRefs(id);
     const exec = await this.db();
-    const [row] = await this.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
+    const [row] = await this.router.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
     return row ? toJobWithMetadata<T>(row) : null;
   }
 
@@ -826,7 +749,7 @@ export class PgQueue extends EventEmitter {
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
     if (!this.config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const exec = await this.db();
-    const profile = await this.profileOf(exec, name);
+    const profile = await this.router.profile(exec, name);
     if (parsed.groupConcurrency && profile.policy !== 'standard') {
       throw new InvalidOptionError('options.groupConcurrency', `left out on a ${profile.policy} queue (group limits apply to standard queues)`, options?.groupConcurrency);
     }
@@ -838,10 +761,10 @@ export class PgQueue extends EventEmitter {
       profile,
       connect: this.gate!.connect,
       staleResult: () => void this.counters.staleResults++,
-      statements: this.statementsFor(profile),
+      statements: this.router.statementsFor(profile),
       recheck: async () => {
-        const now = await this.readProfile(exec, name);
-        return now ? { profile: now, statements: this.statementsFor(now) } : null;
+        const now = await this.router.reread(exec, name);
+        return now ? { profile: now, statements: this.router.statementsFor(now) } : null;
       },
       schema: this.config.schema,
       channel: this.config.channel,
@@ -972,25 +895,6 @@ function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
     `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
     'KEY_TAKEN',
   );
-}
-
-
-
-/**
- * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
- * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid) and the
- * inserts (no scan of jobs). A test plans each on an empty table, grows the table, and checks what a run reads.
- */
-function planOnce(st: Statements): ReadonlySet<string> {
-  return new Set([
-    st.claimJobs,
-    st.claimJobsOnePerKey,
-    st.claimJobsKeyFifo,
-    st.insertJobs,
-    st.insertJobsUnchecked,
-    st.insertJobsKeyed,
-    st.insertJobsKeyedUnchecked,
-  ]);
 }
 
 function changed(requested: number, rows: { id: string }[]): ChangeResult {

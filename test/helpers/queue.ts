@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import type { QueueModuleOptions } from '../../lib/core/config.js';
 import type { Statements } from '../../lib/core/sql/index.js';
+import type { QueueRouter } from '../../lib/core/queue-router.js';
+import type { Executor } from '../../lib/core/db.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from './db.js';
 
 /**
@@ -44,6 +46,6 @@ export function queueFixture(prefix: string) {
  * jobs name the table that holds them.
  */
 export async function engineStatements(q: PgQueue, name: string): Promise<Statements> {
-  const engine = q as unknown as { statementsOf(exec: unknown, name: string): Promise<Statements>; db(): Promise<unknown> };
-  return engine.statementsOf(await engine.db(), name);
+  const engine = q as unknown as { router: QueueRouter; db(): Promise<Executor> };
+  return engine.router.statementsOf(await engine.db(), name);
 }
