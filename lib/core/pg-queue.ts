@@ -22,6 +22,7 @@ import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.
 import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type WorkerContext } from './worker.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import { QueueRouter } from './queue-router.js';
+import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
 import { assertAcyclic } from './flow-graph.js';
@@ -40,9 +41,6 @@ export interface FetchOptions {
   minPriority?: number;
   maxPriority?: number;
 }
-
-/** Keys the key_strict_fifo safety net looks at per maintenance pass. */
-const FIFO_REPAIR_KEYS = 2_000;
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
 const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
@@ -78,6 +76,8 @@ export class PgQueue extends EventEmitter {
   private readonly fetchRecheckAt = new Map<string, number>();
   /** Where each queue's jobs live, and the statements that reach them there. */
   private readonly router: QueueRouter;
+  /** The maintenance pass (reaper and key_strict_fifo safety net) this instance runs when it supervises. */
+  private readonly maintenance: Maintenance;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -91,6 +91,13 @@ export class PgQueue extends EventEmitter {
     this.log = this.config.logger ?? logger ?? consoleLogger;
     this.statements = buildStatements(this.config.schemaIdent);
     this.router = new QueueRouter(this.config.schemaIdent, this.statements);
+    this.maintenance = new Maintenance({
+      statements: this.statements,
+      schema: this.config.schema,
+      channel: this.config.channel,
+      intervalSeconds: this.config.maintenanceIntervalSeconds,
+      warning: (message) => this.warning(message),
+    });
   }
 
   /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
@@ -131,23 +138,13 @@ export class PgQueue extends EventEmitter {
     if (cfg.supervise) {
       const gate = this.gate;
       this.supervisor = new Supervisor(
-        () => this.runMaintenance(gate, false).then(() => undefined),
+        // The pass runs on the gate directly: one running when close() begins still ends.
+        () => this.maintenance.run(gate.connect, false).then(() => undefined),
         cfg.maintenanceIntervalSeconds * 1000,
         (err) => this.reportError(err, 'maintenance pass'),
       );
       this.supervisor.start();
     }
-  }
-
-  /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
-  private fifoRepairCursor: [string, string] = ['', ''];
-
-  /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */
-  private async repairFifoMarks(client: pg.PoolClient): Promise<number> {
-    const [row] = (await client.query<{ unstuck: number; walked: number; last_queue: string | null; last_key: string | null }>(
-      this.statements.repairFifoMarks, [...this.fifoRepairCursor, FIFO_REPAIR_KEYS])).rows;
-    this.fifoRepairCursor = row && row.walked >= FIFO_REPAIR_KEYS && row.last_queue !== null && row.last_key !== null ? [row.last_queue, row.last_key] : ['', ''];
-    return row?.unstuck ?? 0;
   }
 
   /**
@@ -157,32 +154,9 @@ export class PgQueue extends EventEmitter {
    * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
    * another takes over within one interval. `force` runs it now regardless of the last run.
    */
-  async maintain(options: { force?: boolean } = {}): Promise<{ ran: boolean; reaped: number; unstuck: number }> {
+  async maintain(options: { force?: boolean } = {}): Promise<MaintenanceResult> {
     await this.start();
-    return this.runMaintenance(this.gate!, options.force ?? false);
-  }
-
-  /** One maintenance pass (see maintain); the supervisor's passes run it directly, so one running while close() begins still ends. */
-  private async runMaintenance(gate: PoolGate, force: boolean): Promise<{ ran: boolean; reaped: number; unstuck: number }> {
-    const result = await inTransaction(gate.connect, async (client) => {
-      let reaped = 0;
-      const [lock] = (await client.query<{ locked: boolean }>(this.statements.tryMaintenanceLock, [this.config.schema])).rows;
-      const due = lock!.locked && (force || (await client.query(this.statements.takeMaintenanceTurn, ['reap', this.config.maintenanceIntervalSeconds * 0.9])).rowCount === 1);
-      let unstuck = 0;
-      if (due) {
-        const batch = 1000;
-        for (;;) {
-          const { rows } = await client.query(this.statements.reapExpiredLeases, [batch, this.config.channel]);
-          reaped += rows.length;
-          if (rows.length < batch) break;
-        }
-        unstuck = await this.repairFifoMarks(client);
-      }
-      return { ran: due, reaped, unstuck };
-    });
-    if (result.reaped > 0) this.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
-    if (result.unstuck > 0) this.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
-    return result;
+    return this.maintenance.run(this.gate!.connect, options.force ?? false);
   }
 
   /**
