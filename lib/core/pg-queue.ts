@@ -25,7 +25,7 @@ import { QueueRouter } from './queue-router.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
-import { assertAcyclic } from './flow-graph.js';
+import { flowByQueue, flowEdges, parseFlow } from './flow-graph.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
 export interface ChangeResult {
@@ -477,46 +477,18 @@ export class PgQueue extends EventEmitter {
    * the caller's transaction (roll it back if this throws).
    */
   async flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
-    if (!Array.isArray(jobs) || jobs.length === 0) throw new InvalidOptionError('jobs', 'a non-empty array of flow jobs', jobs);
+    const byRef = parseFlow(jobs, this.config.maxPayloadBytes);
     const opts = record('options', options);
-    const byRef = new Map<string, { index: number; job: FlowJob; parsed: ParsedSendOptions; data: string | null; parents: string[] }>();
-    jobs.forEach((job, i) => {
-      const field = `jobs[${i}]`;
-      const { name, ref, dependsOn, onParentFailure, ...rest } = record(field, job) as unknown as FlowJob;
-      queueName(`${field}.name`, name);
-      const key = optKey(`${field}.ref`, ref, 255);
-      if (key === undefined) throw new InvalidOptionError(`${field}.ref`, 'a string of 1 to 255 characters', ref);
-      if (byRef.has(key)) throw new InvalidOptionError(`${field}.ref`, 'a ref no other job of the flow uses', ref);
-      if (dependsOn !== undefined && !Array.isArray(dependsOn)) throw new InvalidOptionError(`${field}.dependsOn`, 'an array of refs', dependsOn);
-      if (onParentFailure !== undefined && onParentFailure !== 'fail' && onParentFailure !== 'cancel') {
-        throw new InvalidOptionError(`${field}.onParentFailure`, 'one of "fail", "cancel"', onParentFailure);
-      }
-      const parents = [...new Set(dependsOn ?? [])];
-      const parsed = parseSendOptions(rest, field);
-      if (parents.length > 0 && (parsed.startAt !== undefined || parsed.startIn !== undefined)) {
-        throw new InvalidOptionError(`${field}.startAfter`, 'left out: a job with dependsOn starts when its parents complete', rest.startAfter);
-      }
-      const data = toJson(`${field}.data`, rest.data, this.config.maxPayloadBytes);
-      byRef.set(key, { index: i, job: { ...job, name, ref: key }, parsed: { ...parsed, blockedBy: parents.length, onParentFailure: onParentFailure ?? 'fail' }, data, parents });
-    });
-    for (const { index, parents } of byRef.values()) {
-      for (const parent of parents) {
-        if (!byRef.has(parent)) throw new InvalidOptionError(`jobs[${index}].dependsOn`, `refs of jobs in this flow (${[...byRef.keys()].join(', ')})`, parent);
-      }
-    }
-    assertAcyclic(byRef);
     const run = async (exec: Executor): Promise<Record<string, string>> => {
       const ids: Record<string, string> = {};
-      const byQueue = new Map<string, { ref: string; data: string | null; parsed: ParsedSendOptions }[]>();
-      for (const [ref, e] of byRef) byQueue.set(e.job.name, [...(byQueue.get(e.job.name) ?? []), { ref, data: e.data, parsed: e.parsed }]);
-      for (const [queue, group] of byQueue) {
-        const inserted = await this.insertRows(exec, queue, group.map((g) => g.data), group.map((g) => g.parsed));
+      for (const [queue, group] of flowByQueue(byRef)) {
+        const inserted = await this.insertRows(exec, queue, group.map((g) => g.entry.data), group.map((g) => g.entry.parsed));
         if (inserted.length !== group.length) {
           throw new QueueError(`flow: queue "${queue}" refused ${group.length - inserted.length} of its jobs (policy or dedupeKey); nothing was inserted`, 'FLOW_REFUSED');
         }
         group.forEach((g, i) => (ids[g.ref] = inserted[i]!));
       }
-      const edges = [...byRef.entries()].flatMap(([ref, e]) => e.parents.map((p) => [byRef.get(p)!.job.name, ids[p]!, e.job.name, ids[ref]!] as const));
+      const edges = flowEdges(byRef, ids);
       if (edges.length > 0) {
         await exec.query(this.statements.insertJobDeps, [edges.map((x) => x[0]), edges.map((x) => x[1]), edges.map((x) => x[2]), edges.map((x) => x[3])]);
       }
