@@ -28,6 +28,7 @@ export interface MaintenanceContext {
   warning(message: string): void;
 }
 
+/** One instance's maintenance passes; it keeps where the key_strict_fifo safety net's walk goes on. */
 export class Maintenance {
   /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
   private fifoRepairCursor: [string, string] = ['', ''];

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
 import { callerExecutor, drizzlePool, inTransaction, pgExecutor, withEngineSession, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
-import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
+import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Notifier } from './notifier.js';
 import { Supervisor } from './supervisor.js';
@@ -15,25 +15,19 @@ import {
   type ParsedQueueOptions,
   type ParsedSendOptions,
 } from './options.js';
-import { buildStatements, completeArgs, completeLeafArgs, failArgs, heartbeatArgs, insertArgs, type Statements } from './sql/index.js';
-import type { SettleTarget } from './sql/settle.js';
+import { buildStatements, heartbeatArgs, insertArgs, type Statements } from './sql/index.js';
 import type { Job, JobHandler, JobInsert, JobRef, JobWithMetadata, QueueLogger, QueueOptions, QueueResult, FlowJob, SendOptions, WorkOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
-import { claimJobs, describeFailure, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type WorkerContext } from './worker.js';
+import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob, Worker, type WorkerContext } from './worker.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import { QueueRouter } from './queue-router.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
-import { toJobWithMetadata, toQueueResult, type JobRow, type QueueRow } from './rows.js';
-import { parseRefs, type ParsedRef } from './job-refs.js';
+import { JobControl, type ChangeResult } from './job-control.js';
+
+export type { ChangeResult } from './job-control.js';
+import { toQueueResult, type QueueRow } from './rows.js';
 import { flowByQueue, flowEdges, parseFlow } from './flow-graph.js';
 
-/** How many rows a job-control call asked for and how many it changed. */
-export interface ChangeResult {
-  requested: number;
-  updated: number;
-  /** The ids that were changed. */
-  ids: string[];
-}
 
 /** Options of `fetch`. */
 export interface FetchOptions {
@@ -78,6 +72,8 @@ export class PgQueue extends EventEmitter {
   private readonly router: QueueRouter;
   /** The maintenance pass (reaper and key_strict_fifo safety net) this instance runs when it supervises. */
   private readonly maintenance: Maintenance;
+  /** The calls by hand on jobs named by id. */
+  private readonly jobs: JobControl;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters = { staleResults: 0 };
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -91,6 +87,7 @@ export class PgQueue extends EventEmitter {
     this.log = this.config.logger ?? logger ?? consoleLogger;
     this.statements = buildStatements(this.config.schemaIdent);
     this.router = new QueueRouter(this.config.schemaIdent, this.statements);
+    this.jobs = new JobControl({ db: () => this.db(), router: this.router, channel: this.config.channel });
     this.maintenance = new Maintenance({
       statements: this.statements,
       schema: this.config.schema,
@@ -315,18 +312,6 @@ export class PgQueue extends EventEmitter {
     return rows.map(toQueueResult);
   }
 
-  /**
-   * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
-   * only jobs that no job waits for), then `full` for those it did not change, if any: flow parents, and jobs
-   * the change does not apply to (`full` finds nothing there either). The flow's work names `jobs`, so `full`
-   * is planned with every partition; most changes never run it.
-   */
-  private async leafFirst(refs: ParsedRef[], leaf: (some: ParsedRef[]) => Promise<{ id: string }[]>, full: (rest: ParsedRef[]) => Promise<{ id: string }[]>): Promise<{ id: string }[]> {
-    const done = await leaf(refs);
-    const changedIds = new Set(done.map((r) => r.id));
-    const rest = refs.filter((r) => !changedIds.has(r.id));
-    return rest.length === 0 ? done : [...done, ...(await full(rest))];
-  }
 
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   async getBlockedKeys(name: string): Promise<string[]> {
@@ -546,80 +531,31 @@ export class PgQueue extends EventEmitter {
   }
 
   /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
-  async complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
-    queueName('name', name);
-    const refs = parseRefs(ids);
-    const json = toJson('output', output);
-    const exec = await this.db();
-    const outputs = (some: ParsedRef[]) => some.map(() => json);
-    const rows = await this.router.onQueue(
-      exec,
-      name,
-      (st) =>
-        this.leafFirst(
-          refs,
-          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some))),
-          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.config.channel)),
-        ),
-      (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
-    );
-    return changed(refs.length, rows);
+  complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
+    return this.jobs.complete(name, ids, output);
   }
 
   /** Fails jobs that have not finished: retried while retries remain, else failed. */
-  async fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
-    queueName('name', name);
-    const refs = parseRefs(ids);
-    const info = describeFailure(error ?? new Error('failed by request'));
-    const list = refs.map((r) => r.id);
-    const exec = await this.db();
-    const attempts = (some: ParsedRef[]) =>
-      failArgs(
-        byHand(name, some),
-        { errors: some.map(() => JSON.stringify(info.error)), permanent: some.map(() => info.permanent), retryAfterSeconds: some.map(() => info.retryAfterSeconds) },
-        this.config.channel,
-      );
-    const rows = await this.router.onQueue(
-      exec,
-      name,
-      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)), (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest))),
-      (rows) => rows.length < new Set(list).size,
-    ).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
-    return changed(refs.length, rows);
+  fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
+    return this.jobs.fail(name, ids, error);
   }
 
   /** Cancels jobs that have not finished; a running handler's result is then discarded. */
-  async cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('cancelJobs', name, ids);
+  cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.jobs.cancel(name, ids);
   }
 
   /** Brings cancelled jobs back to the queue. */
-  async resume(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('resumeJobs', name, ids);
+  resume(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.jobs.resume(name, ids);
   }
 
   /**
    * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
    * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
    */
-  async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
-    queueName('name', name);
-    const list = [...new Set(this.plainIds(ids))];
-    const exec = await this.db();
-    const rows = await this.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.config.channel]), (rows) => rows.length < list.length).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
-    if (rows.length === list.length) return changed(list.length, rows);
-    const statements = await this.router.statementsOf(exec, name);
-    const states = new Map((await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
-    for (const id of list) {
-      const state = states.get(id);
-      if (state === undefined) throw new JobNotFoundError(name, id);
-      if (state !== 'failed') throw new JobStateError(name, id, state, 'failed');
-    }
-    throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
+  retry(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.jobs.retry(name, ids);
   }
 
   /**
@@ -627,63 +563,18 @@ export class PgQueue extends EventEmitter {
    * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
    * how many move (default 1000). Returns the new jobs' ids.
    */
-  async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
-    queueName('name', name);
-    const o = record('options', options) as { ids?: string[]; limit?: number };
-    const ids = o.ids === undefined ? null : [...new Set(this.plainIds(o.ids))];
-    const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
-    const exec = await this.db();
-    await this.assertQueueExists(exec, name);
-    const candidates = await this.router.onQueue(
-      exec,
-      name,
-      (st) => (ids === null ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit]) : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit])),
-      (rows) => rows.length === 0,
-    );
-    const statements = await this.router.statementsOf(exec, name);
-    const moved: string[] = [];
-    // One statement per job: each copy and its delete commit together, and a copy that the source
-    // queue's policy refuses leaves its job in the dead-letter queue.
-    for (const { id } of candidates) {
-      const [copy] = await exec.query<{ id: string }>(statements.redriveJob, [name, id]);
-      if (copy) moved.push(copy.id);
-    }
-    return { moved: moved.length, ids: moved };
+  redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
+    return this.jobs.redrive(name, options);
   }
 
   /** Deletes jobs in any state. */
-  async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('deleteJobs', name, ids);
+  deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.jobs.deleteJob(name, ids);
   }
 
-  private plainIds(ids: string | string[]): string[] {
-    return parseRefs(ids).map((r) => {
-      if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
-      return r.id;
-    });
-  }
-
-  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
-    queueName('name', name);
-    const list = this.plainIds(ids);
-    const params = statement === 'resumeJobs' ? [name, list, this.config.channel] : [name, list];
-    const exec = await this.db();
-    const run = (st: Statements) =>
-      statement === 'cancelJobs'
-        ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
-        : exec.query<{ id: string }>(st[statement], params);
-    const rows = await this.router.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
-    return changed(list.length, rows);
-  }
-
-  async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    queueName('name', name);
-    const [ref] = parseRefs(id);
-    const exec = await this.db();
-    const [row] = await this.router.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
-    return row ? toJobWithMetadata<T>(row) : null;
+  /** The job with id `id` in queue `name`, in any state, with its metadata; null when there is none. */
+  getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
+    return this.jobs.getJobById<T>(name, id);
   }
 
   // ---- worker loops ----
@@ -818,10 +709,6 @@ export class PgQueue extends EventEmitter {
   }
 }
 
-/** A change by hand names jobs by id, and an attempt only by its retryCount when the caller gave one. */
-function byHand(queue: string, refs: ParsedRef[]): SettleTarget {
-  return { queue, ids: refs.map((r) => r.id), retryCounts: refs.map((r) => r.retryCount), workerId: null, claimCounts: refs.map(() => null), stamps: null };
-}
 
 /** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -834,18 +721,7 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-/** A unique index refused bringing jobs back: another pending job holds the key (policy or dedupe). */
-function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
-  if (sqlState(err) !== SQLSTATE.uniqueViolation) return err;
-  return new QueueError(
-    `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
-    'KEY_TAKEN',
-  );
-}
 
-function changed(requested: number, rows: { id: string }[]): ChangeResult {
-  return { requested, updated: rows.length, ids: rows.map((r) => r.id) };
-}
 
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
   const stored = toQueueResult({ ...row, queued: 0, deferred: 0, ready: 0, ready_oldest: null, active: 0, failed: 0, total: 0, table_name: '', created_on: new Date(), updated_on: new Date() });

@@ -7,6 +7,7 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import { buildStatements, type Statements } from './sql/index.js';
 import type { ClaimProfile } from './worker.js';
 
+/** The profiles and statements of one engine's queues, kept for its life and read again when found stale. */
 export class QueueRouter {
   private readonly profiles = new Map<string, ClaimProfile>();
   /** The statements for the queues whose jobs live in each table, by table. */

@@ -1,0 +1,217 @@
+// Job control: what a caller does to jobs it names by id. Complete and fail by hand (fenced on retryCount when
+// the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, delete, and read a job. Each
+// change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
+import type { Executor } from './db.js';
+import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueNotFoundError } from './errors.js';
+import { parseRefs, type ParsedRef } from './job-refs.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
+import type { QueueRouter } from './queue-router.js';
+import { toJobWithMetadata, type JobRow } from './rows.js';
+import { completeArgs, completeLeafArgs, failArgs, type Statements } from './sql/index.js';
+import type { SettleTarget } from './sql/settle.js';
+import type { JobRef, JobWithMetadata } from './types.js';
+import { int, queueName, record, toJson } from './validate.js';
+import { describeFailure } from './worker.js';
+
+/** How many rows a job-control call asked for and how many it changed. */
+export interface ChangeResult {
+  requested: number;
+  updated: number;
+  /** The ids that were changed. */
+  ids: string[];
+}
+
+/** What job control needs of the engine: its executor once started, where queues live, and the NOTIFY channel. */
+export interface JobControlContext {
+  /** The engine's executor, starting it if need be; rejects once close() has begun. */
+  db(): Promise<Executor>;
+  readonly router: QueueRouter;
+  readonly channel: string;
+}
+
+/** The calls by hand on jobs named by id; PgQueue's methods of the same names delegate here. */
+export class JobControl {
+  constructor(private readonly ctx: JobControlContext) {}
+
+  /**
+   * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
+   * only jobs that no job waits for), then `full` for those it did not change, if any: flow parents, and jobs
+   * the change does not apply to (`full` finds nothing there either). The flow's work names `jobs`, so `full`
+   * is planned with every partition; most changes never run it.
+   */
+  private async leafFirst(refs: ParsedRef[], leaf: (some: ParsedRef[]) => Promise<{ id: string }[]>, full: (rest: ParsedRef[]) => Promise<{ id: string }[]>): Promise<{ id: string }[]> {
+    const done = await leaf(refs);
+    const changedIds = new Set(done.map((r) => r.id));
+    const rest = refs.filter((r) => !changedIds.has(r.id));
+    return rest.length === 0 ? done : [...done, ...(await full(rest))];
+  }
+
+  /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
+  async complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
+    queueName('name', name);
+    const refs = parseRefs(ids);
+    const json = toJson('output', output);
+    const exec = await this.ctx.db();
+    const outputs = (some: ParsedRef[]) => some.map(() => json);
+    const rows = await this.ctx.router.onQueue(
+      exec,
+      name,
+      (st) =>
+        this.leafFirst(
+          refs,
+          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some))),
+          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.ctx.channel)),
+        ),
+      (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
+    );
+    return changed(refs.length, rows);
+  }
+
+  /** Fails jobs that have not finished: retried while retries remain, else failed. */
+  async fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
+    queueName('name', name);
+    const refs = parseRefs(ids);
+    const info = describeFailure(error ?? new Error('failed by request'));
+    const list = refs.map((r) => r.id);
+    const exec = await this.ctx.db();
+    const attempts = (some: ParsedRef[]) =>
+      failArgs(
+        byHand(name, some),
+        { errors: some.map(() => JSON.stringify(info.error)), permanent: some.map(() => info.permanent), retryAfterSeconds: some.map(() => info.retryAfterSeconds) },
+        this.ctx.channel,
+      );
+    const rows = await this.ctx.router.onQueue(
+      exec,
+      name,
+      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)), (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest))),
+      (rows) => rows.length < new Set(list).size,
+    ).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
+    return changed(refs.length, rows);
+  }
+
+  /** Cancels jobs that have not finished; a running handler's result is then discarded. */
+  async cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('cancelJobs', name, ids);
+  }
+
+  /** Brings cancelled jobs back to the queue. */
+  async resume(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('resumeJobs', name, ids);
+  }
+
+  /**
+   * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
+   * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
+   */
+  async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const list = [...new Set(this.plainIds(ids))];
+    const exec = await this.ctx.db();
+    const rows = await this.ctx.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.ctx.channel]), (rows) => rows.length < list.length).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
+    if (rows.length === list.length) return changed(list.length, rows);
+    const statements = await this.ctx.router.statementsOf(exec, name);
+    const states = new Map((await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
+    for (const id of list) {
+      const state = states.get(id);
+      if (state === undefined) throw new JobNotFoundError(name, id);
+      if (state !== 'failed') throw new JobStateError(name, id, state, 'failed');
+    }
+    throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
+  }
+
+  /**
+   * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
+   * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
+   * how many move (default 1000). Returns the new jobs' ids.
+   */
+  async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
+    queueName('name', name);
+    const o = record('options', options) as { ids?: string[]; limit?: number };
+    const ids = o.ids === undefined ? null : [...new Set(this.plainIds(o.ids))];
+    const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
+    const exec = await this.ctx.db();
+    await this.assertQueueExists(exec, name);
+    const candidates = await this.ctx.router.onQueue(
+      exec,
+      name,
+      (st) => (ids === null ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit]) : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit])),
+      (rows) => rows.length === 0,
+    );
+    const statements = await this.ctx.router.statementsOf(exec, name);
+    const moved: string[] = [];
+    // One statement per job: each copy and its delete commit together, and a copy that the source
+    // queue's policy refuses leaves its job in the dead-letter queue.
+    for (const { id } of candidates) {
+      const [copy] = await exec.query<{ id: string }>(statements.redriveJob, [name, id]);
+      if (copy) moved.push(copy.id);
+    }
+    return { moved: moved.length, ids: moved };
+  }
+
+  /** Deletes jobs in any state. */
+  async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.changeJobs('deleteJobs', name, ids);
+  }
+
+  private plainIds(ids: string | string[]): string[] {
+    return parseRefs(ids).map((r) => {
+      if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
+      return r.id;
+    });
+  }
+
+  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const list = this.plainIds(ids);
+    const params = statement === 'resumeJobs' ? [name, list, this.ctx.channel] : [name, list];
+    const exec = await this.ctx.db();
+    const run = (st: Statements) =>
+      statement === 'cancelJobs'
+        ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
+        : exec.query<{ id: string }>(st[statement], params);
+    const rows = await this.ctx.router.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
+      throw keyTaken(err, name, list);
+    });
+    return changed(list.length, rows);
+  }
+
+  async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
+    queueName('name', name);
+    const [ref] = parseRefs(id);
+    const exec = await this.ctx.db();
+    const [row] = await this.ctx.router.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
+    return row ? toJobWithMetadata<T>(row) : null;
+  }
+
+  /** The statements on `jobs` (queueExists reads only the queues table). */
+  private get onJobs(): Statements {
+    return this.ctx.router.onJobs;
+  }
+
+  private async assertQueueExists(exec: Executor, name: string): Promise<void> {
+    const rows = await exec.query(this.onJobs.queueExists, [name]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+}
+
+/** A change by hand names jobs by id, and an attempt only by its retryCount when the caller gave one. */
+function byHand(queue: string, refs: ParsedRef[]): SettleTarget {
+  return { queue, ids: refs.map((r) => r.id), retryCounts: refs.map((r) => r.retryCount), workerId: null, claimCounts: refs.map(() => null), stamps: null };
+}
+
+/** A unique index refused bringing jobs back: another pending job holds the key (policy or dedupe). */
+function keyTaken(err: unknown, queue: string, ids: string[]): unknown {
+  if (sqlState(err) !== SQLSTATE.uniqueViolation) return err;
+  return new QueueError(
+    `job(s) ${ids.join(', ')} of queue "${queue}" cannot move to that state now: another job holds the same key there (${(err as { constraint?: string }).constraint ?? 'policy'}); nothing was changed`,
+    'KEY_TAKEN',
+  );
+}
+
+function changed(requested: number, rows: { id: string }[]): ChangeResult {
+  return { requested, updated: rows.length, ids: rows.map((r) => r.id) };
+}
