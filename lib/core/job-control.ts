@@ -2,7 +2,7 @@
 // the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, delete, and read a job. Each
 // change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
 import type { Executor } from './db.js';
-import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError, QueueNotFoundError } from './errors.js';
+import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError } from './errors.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { QueueRouter } from './queue-router.js';
@@ -134,7 +134,7 @@ export class JobControl {
     const ids = o.ids === undefined ? null : [...new Set(this.plainIds(o.ids))];
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const exec = await this.ctx.db();
-    await this.assertQueueExists(exec, name);
+    await this.ctx.router.assertExists(exec, name);
     const candidates = await this.ctx.router.onQueue(
       exec,
       name,
@@ -185,16 +185,6 @@ export class JobControl {
     const exec = await this.ctx.db();
     const [row] = await this.ctx.router.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
     return row ? toJobWithMetadata<T>(row) : null;
-  }
-
-  /** The statements on `jobs` (queueExists reads only the queues table). */
-  private get onJobs(): Statements {
-    return this.ctx.router.onJobs;
-  }
-
-  private async assertQueueExists(exec: Executor, name: string): Promise<void> {
-    const rows = await exec.query(this.onJobs.queueExists, [name]);
-    if (rows.length === 0) throw new QueueNotFoundError(name);
   }
 }
 

@@ -157,9 +157,8 @@ export class PgQueue extends EventEmitter {
   }
 
   /**
-   * The engine as started, for a call already under way: unlike start(), it does not refuse once close() has
-   * begun (the call began before it), and starts the engine only if nothing has (a send inside a caller's
-   * transaction may be the first call).
+   * The engine as started, for a call already under way (sendDebounced's second send): unlike start(), it does
+   * not refuse once close() has begun, as the call began before it.
    */
   private ready(): Promise<void> {
     return this.starting ?? this.start();
@@ -292,7 +291,7 @@ export class PgQueue extends EventEmitter {
   async purgeQueue(name: string): Promise<number> {
     queueName('name', name);
     const exec = await this.db();
-    await this.assertQueueExists(exec, name);
+    await this.router.assertExists(exec, name);
     const rows = await exec.query(this.statements.purgeQueue, [name]);
     return rows.length;
   }
@@ -330,10 +329,6 @@ export class PgQueue extends EventEmitter {
     }
   }
 
-  private async assertQueueExists(exec: Executor, name: string): Promise<void> {
-    const rows = await exec.query(this.statements.queueExists, [name]);
-    if (rows.length === 0) throw new QueueNotFoundError(name);
-  }
 
   // ---- sending ----
 
@@ -412,8 +407,8 @@ export class PgQueue extends EventEmitter {
     return this.insertRows(exec, name, data, parsed);
   }
 
+  /** Inserts jobs of one queue; its callers (send, insert, flow) have started the engine. */
   private async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
-    await this.ready();
     const profile = await this.router.profile(exec, name);
     if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
@@ -451,7 +446,7 @@ export class PgQueue extends EventEmitter {
       }
     }
     // The insert reads the queue's row: no row back means no such queue, or every job was refused.
-    if (rows.length === 0) await this.assertQueueExists(exec, name);
+    if (rows.length === 0) await this.router.assertExists(exec, name);
     return rows.map((r) => r.id);
   }
 

@@ -51,6 +51,12 @@ export class QueueRouter {
     return row ?? null;
   }
 
+  /** Throws QueueNotFoundError unless queue `name` exists now (read, not kept: the queue may just have been deleted). */
+  async assertExists(exec: Executor, name: string): Promise<void> {
+    const rows = await exec.query(this.onJobs.queueExists, [name]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
   /** Forgets what is kept of queue `name` (it was deleted, or its policy turned out other than kept). */
   forget(name: string): void {
     this.profiles.delete(name);
