@@ -46,7 +46,6 @@ export class JobControl {
     return rest.length === 0 ? done : [...done, ...(await full(rest))];
   }
 
-  /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
   async complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
     queueName('name', name);
     const refs = parseRefs(ids);
@@ -67,7 +66,6 @@ export class JobControl {
     return changed(refs.length, rows);
   }
 
-  /** Fails jobs that have not finished: retried while retries remain, else failed. */
   async fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
     queueName('name', name);
     const refs = parseRefs(ids);
@@ -91,20 +89,14 @@ export class JobControl {
     return changed(refs.length, rows);
   }
 
-  /** Cancels jobs that have not finished; a running handler's result is then discarded. */
   async cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
     return this.changeJobs('cancelJobs', name, ids);
   }
 
-  /** Brings cancelled jobs back to the queue. */
   async resume(name: string, ids: string | string[]): Promise<ChangeResult> {
     return this.changeJobs('resumeJobs', name, ids);
   }
 
-  /**
-   * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
-   * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
-   */
   async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
     queueName('name', name);
     const list = [...new Set(this.plainIds(ids))];
@@ -123,11 +115,6 @@ export class JobControl {
     throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
   }
 
-  /**
-   * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
-   * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
-   * how many move (default 1000). Returns the new jobs' ids.
-   */
   async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
     queueName('name', name);
     const o = record('options', options) as { ids?: string[]; limit?: number };
@@ -152,7 +139,6 @@ export class JobControl {
     return { moved: moved.length, ids: moved };
   }
 
-  /** Deletes jobs in any state. */
   async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
     return this.changeJobs('deleteJobs', name, ids);
   }

@@ -7,6 +7,9 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import { buildStatements, type Statements } from './sql/index.js';
 import type { ClaimProfile } from './worker.js';
 
+/** How often a claim that keeps coming back empty reads its queue's profile again (see QueueRouter.recheck). */
+export const PROFILE_RECHECK_MS = 5_000;
+
 /** The profiles and statements of one engine's queues, kept for its life and read again when found stale. */
 export class QueueRouter {
   private readonly profiles = new Map<string, ClaimProfile>();
@@ -49,6 +52,19 @@ export class QueueRouter {
     if (row) this.profiles.set(name, row);
     else this.profiles.delete(name);
     return row ?? null;
+  }
+
+  /**
+   * Reads queue `name`'s profile again (see reread) for a caller that claims with `was`: the new profile and its
+   * statements when the queue was made again with another home, policy or limits; undefined when nothing that a
+   * claim depends on changed; null when the queue no longer exists. Callers do it after a claim came back empty or
+   * met undefined_table, at most every PROFILE_RECHECK_MS, so an idle queue costs one read per interval.
+   */
+  async recheck(exec: Executor, name: string, was: ClaimProfile): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined> {
+    const now = await this.reread(exec, name);
+    if (now === null) return null;
+    if (now.home === was.home && now.policy === was.policy && now.limited === was.limited) return undefined;
+    return { profile: now, statements: this.statementsFor(now) };
   }
 
   /** Throws QueueNotFoundError unless queue `name` exists now (read, not kept: the queue may just have been deleted). */

@@ -1,4 +1,4 @@
-import { engineStatements, queueFixture } from '../helpers/queue.js';
+import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 import { testUrl } from '../helpers/db.js';
 import { statementName } from '../../lib/core/db.js';
 
@@ -54,7 +54,7 @@ describe('fetch (the claim)', () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('prio-walk', { partition: true }); // its backlog stays out of the shared partition that a later test sizes
     await one.insert('prio-walk', Array.from({ length: 3000 }, (_, i) => ({ priority: i % 3 }))); // 1,000 of each of 0, 1, 2
-    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     const statements = await engineStatements(one, 'prio-walk');
     await exec.query(`PREPARE prio_walk AS ${statements.claimJobs}`);
     await exec.query(`BEGIN`);
@@ -108,7 +108,7 @@ describe('fetch (the claim)', () => {
     await one.createQueue('prepared');
     await one.insert('prepared', Array.from({ length: 12 }, () => ({})));
     for (let i = 0; i < 12; i++) expect(await one.fetch('prepared')).toHaveLength(1);
-    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     // (this query is prepared too, and its text holds the pattern: it is left out by name)
     const claims = await exec.query<{ generic_plans: number; custom_plans: number }>(
       `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements
@@ -120,7 +120,7 @@ describe('fetch (the claim)', () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('flush');
     await one.insert('flush', [{}, {}]);
-    const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     const statements = await engineStatements(one, 'flush');
     const [session] = await exec.query<{ s: string }>(`SELECT current_setting('synchronous_commit') AS s`);
     expect(session!.s).not.toBe('off');
@@ -142,7 +142,7 @@ describe('fetch (the claim)', () => {
     url.searchParams.set('options', '-c statement_timeout=600000');
     const q2 = f.create({ connectionString: url.toString(), poolSize: 1 });
     await q2.createQueue('session');
-    const exec = (q2 as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(q2);
     const [settings] = await exec.query<Record<string, string>>(
       `SELECT current_setting('enable_bitmapscan') AS bitmap, current_setting('enable_seqscan') AS seq, current_setting('plan_cache_mode') AS plans,
          current_setting('default_transaction_isolation') AS isolation, current_setting('statement_timeout') AS timeout`);
@@ -154,7 +154,7 @@ describe('fetch (the claim)', () => {
     await plain.createQueue('unprepared');
     await plain.insert('unprepared', [{}, {}]);
     expect(await plain.fetch('unprepared', { batchSize: 2 })).toHaveLength(2);
-    const exec = (plain as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(plain);
     expect(await exec.query(`SELECT name FROM pg_prepared_statements`)).toEqual([]);
   });
 
@@ -169,7 +169,7 @@ describe('fetch (the claim)', () => {
     await f.sql(`INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until, worker_id, claim_count)
       SELECT CASE WHEN g % 4 = 0 THEN 'neighbour' ELSE 'grow' END, CASE WHEN g % 50 = 0 THEN 'created' ELSE 'completed' END::$schema.job_state,
         0, 0, false, 60, 60, now() + interval '1 day', 'w', 1 FROM generate_series(1, 20000) g`);
-    const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     const statements = await engineStatements(one, 'grow');
     const plan = (await exec.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL, true)`,
@@ -189,7 +189,7 @@ describe('fetch (the claim)', () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('fresh', { partition: true });
     await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
-    const exec = (one as unknown as { exec: { query<R>(text: string, values?: unknown[]): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     const statements = await engineStatements(one, 'fresh');
     let n = 0;
     const genericPlan = async () => {

@@ -1,5 +1,5 @@
 import { until } from '../helpers/db.js';
-import { engineStatements, queueFixture } from '../helpers/queue.js';
+import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('partition');
 const q = f.create({ supervise: false });
@@ -44,7 +44,7 @@ describe('dedicated partitions', () => {
     for (let i = 0; i < 12; i++) await one.createQueue(`other.${i}`, { partition: true });
     await one.createQueue('home.own', { partition: true });
     await one.createQueue('home.shared');
-    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     for (const queue of ['home.own', 'home.shared']) {
       const home = (await one.getQueue(queue))!.table.replace(`"${f.schema}".`, '');
       await one.insert(queue, [{}, {}]);

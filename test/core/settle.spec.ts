@@ -1,5 +1,5 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
-import { engineStatements, queueFixture } from '../helpers/queue.js';
+import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 
 const f = queueFixture('settle');
@@ -129,7 +129,7 @@ describe('plans', () => {
    * (returned or filtered out) than `most`. An empty list for each: one probe per job named.
    */
   async function wideReads(one: PgQueue, queue: string, most: number, runs: [string, unknown[]][]): Promise<Record<string, string[]>> {
-    const exec = (one as unknown as { exec: { query<R>(text: string): Promise<R[]> } }).exec;
+    const exec = engineExec(one);
     const statements = await engineStatements(one, queue);
     const wide: Record<string, string[]> = {};
     for (const [name, values] of runs) {

@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import { PgQueue } from '../../lib/core/pg-queue.js';
+import { PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
 import type { QueueModuleOptions } from '../../lib/core/config.js';
 import type { Statements } from '../../lib/core/sql/index.js';
-import type { QueueRouter } from '../../lib/core/queue-router.js';
 import type { Executor } from '../../lib/core/db.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from './db.js';
 
@@ -46,6 +45,14 @@ export function queueFixture(prefix: string) {
  * jobs name the table that holds them.
  */
 export async function engineStatements(q: PgQueue, name: string): Promise<Statements> {
-  const engine = q as unknown as { router: QueueRouter; db(): Promise<Executor> };
-  return engine.router.statementsOf(await engine.db(), name);
+  const runtime = runtimeOf(q);
+  return runtime.router.statementsOf(await runtime.db(), name);
+}
+
+/**
+ * The executor `q` runs its own statements on (tests only), once `q` has started: on a queue with `poolSize: 1`,
+ * a statement sent here shares the session of the engine's statements (its prepared statements, its transaction).
+ */
+export function engineExec(q: PgQueue): Executor {
+  return runtimeOf(q).exec;
 }

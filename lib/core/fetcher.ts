@@ -1,0 +1,70 @@
+// Working by hand: fetch() claims jobs for a caller that runs them itself and settles them with complete() or
+// fail() (job-control.ts). The claim is the workers' claim, under a holder id of this engine's own.
+import { QueueNotFoundError } from './errors.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
+import { PROFILE_RECHECK_MS } from './queue-router.js';
+import type { Runtime } from './runtime.js';
+import { heartbeatArgs } from './sql/index.js';
+import type { Job } from './types.js';
+import { int, queueName, record } from './validate.js';
+import { claimJobs, LazyAbort, newWorkerId, toJob } from './worker.js';
+
+/** Options of `fetch`. */
+export interface FetchOptions {
+  batchSize?: number;
+  minPriority?: number;
+  maxPriority?: number;
+}
+
+const MIN_PRIORITY = -2_147_483_648;
+
+/** The fetch call; PgQueue.fetch delegates here. */
+export class Fetcher {
+  /** Holder id of jobs claimed by `fetch` (settled by hand). */
+  readonly holderId = newWorkerId();
+  /** When fetch() last read each queue's profile again after an empty claim (Date.now()). */
+  private readonly recheckedAt = new Map<string, number>();
+
+  constructor(private readonly rt: Runtime) {}
+
+  async fetch<T>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
+    queueName('name', name);
+    const o = record('options', options) as FetchOptions;
+    const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
+    const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, MIN_PRIORITY);
+    const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, MIN_PRIORITY);
+    const exec = await this.rt.db();
+    const { router, connect, config } = this.rt;
+    let profile = await router.profile(exec, name);
+    let statements = router.statementsFor(profile);
+    const claim = () =>
+      claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, { minPriority, maxPriority });
+    let rows: Awaited<ReturnType<typeof claim>> = [];
+    let failure: unknown = null;
+    try {
+      rows = await claim();
+    } catch (err) {
+      // undefined_table: the queue's partition is gone (the queue was made again), read below at once
+      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
+      failure = err;
+      this.recheckedAt.delete(name);
+    }
+    // An empty claim may come from a table the queue's jobs left: its profile is read again, at most every 5 s.
+    if (rows.length === 0 && Date.now() - (this.recheckedAt.get(name) ?? 0) >= PROFILE_RECHECK_MS) {
+      this.recheckedAt.set(name, Date.now());
+      const moved = await router.recheck(exec, name, profile);
+      if (moved === null) throw new QueueNotFoundError(name);
+      if (moved) {
+        ({ profile, statements } = moved);
+        failure = null;
+        rows = await claim();
+      }
+    }
+    if (failure) throw failure;
+    return rows.map((row) =>
+      toJob<T>(row, new LazyAbort(), async () => {
+        await exec.query(statements.heartbeatJobs, heartbeatArgs(name, [row], this.holderId));
+      }),
+    );
+  }
+}

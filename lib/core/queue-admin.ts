@@ -1,0 +1,157 @@
+// Queue administration: create, change, delete and read queues (the rows of the queues table and, for a queue
+// with a partition of its own, that partition), and the key_strict_fifo keys a failed job holds back.
+import { inTransaction, type Executor } from './db.js';
+import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
+import { parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
+import { toQueueResult, type QueueRow } from './rows.js';
+import type { Runtime } from './runtime.js';
+import type { QueueOptions, QueueResult } from './types.js';
+import { queueName, record } from './validate.js';
+
+/** The queue administration calls; PgQueue's methods of the same names delegate here. */
+export class QueueAdmin {
+  constructor(private readonly rt: Runtime) {}
+
+  async createQueue(name: string, options?: QueueOptions): Promise<void> {
+    const created = await this.ensureQueue(name, options);
+    if (!created.created && created.differences.length > 0) throw new QueueExistsError(name, created.differences);
+  }
+
+  async ensureQueue(name: string, options?: QueueOptions): Promise<{ created: boolean; differences: string[] }> {
+    queueName('name', name);
+    const o = parseQueueOptions(options);
+    const d = QUEUE_DEFAULTS;
+    const values = [
+      name,
+      o.policy ?? d.policy,
+      o.partition ?? false,
+      o.deadLetter ?? null,
+      o.warningQueueSize ?? null,
+      o.notify ?? d.notify,
+      o.retryLimit ?? d.retryLimit,
+      o.retryDelay ?? d.retryDelay,
+      o.retryBackoff ?? d.retryBackoff,
+      o.retryDelayMax ?? d.retryDelayMax,
+      o.expireInSeconds ?? d.expireInSeconds,
+      o.heartbeatSeconds ?? d.heartbeatSeconds,
+      o.deleteAfterSeconds ?? d.deleteAfterSeconds,
+      o.retentionSeconds ?? d.retentionSeconds,
+      o.concurrencyLimit ?? null,
+      o.rateLimit?.count ?? null,
+      o.rateLimit?.perSeconds ?? null,
+      o.removeOnComplete ?? d.removeOnComplete,
+    ];
+    const exec = await this.rt.db();
+    if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
+    const row = o.partition ? await this.createPartitionedQueue(name, values) : (await exec.query<QueueRow & { created: boolean }>(this.rt.statements.createQueue, values))[0];
+    if (!row) throw new QueueError(`queue "${name}" was deleted while being created`, 'QUEUE_RACE');
+    return { created: row.created, differences: row.created ? [] : differingSettings(o, row) };
+  }
+
+  /** The queue row and its own partition, in one transaction: neither exists without the other. */
+  private async createPartitionedQueue(name: string, values: unknown[]): Promise<(QueueRow & { created: boolean }) | undefined> {
+    // ensureQueue has started the engine: a call under way is not refused by a close() that began meanwhile.
+    return inTransaction(this.rt.connect, async (client) => {
+      // Creating a partition locks the jobs table: give up rather than stall every queue behind a long transaction.
+      await client.query(this.rt.statements.setDdlLockTimeout);
+      const [row] = (await client.query<QueueRow & { created: boolean }>(this.rt.statements.createQueue, values)).rows;
+      if (row?.created) await client.query(this.rt.statements.createQueuePartition, [name]);
+      return row;
+    });
+  }
+
+  async updateQueue(name: string, options: Omit<QueueOptions, 'policy' | 'partition'>): Promise<void> {
+    queueName('name', name);
+    const given = record('options', options);
+    for (const fixed of ['policy', 'partition']) {
+      if (given[fixed] !== undefined) throw new InvalidOptionError(`options.${fixed}`, 'left out: it is fixed when the queue is created', given[fixed]);
+    }
+    const o = parseQueueOptions(given);
+    const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+    const exec = await this.rt.db();
+    if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
+    if (o.concurrencyLimit !== undefined || o.rateLimit !== undefined) {
+      // Workers in every process claim a limited queue under its lock, and they decide that once: a
+      // limit's value may change, but a queue cannot gain or lose its limits after it is created.
+      const [row] = await exec.query<QueueRow>(this.rt.statements.getQueues, [[name]]);
+      if (!row) throw new QueueNotFoundError(name);
+      const stored = toQueueResult(row);
+      for (const [field, given, had] of [
+        ['options.concurrencyLimit', o.concurrencyLimit, stored.concurrencyLimit],
+        ['options.rateLimit', o.rateLimit, stored.rateLimit],
+      ] as const) {
+        if (given !== undefined && (given === null) !== (had === null)) {
+          throw new InvalidOptionError(field, had === null ? 'left out: this queue was created without one' : 'a new value, not null: this queue was created with one', given);
+        }
+      }
+    }
+    const rows = await exec.query(this.rt.statements.updateQueue, [name, JSON.stringify(patch)]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
+  async deleteQueue(name: string): Promise<void> {
+    queueName('name', name);
+    const exec = await this.rt.db();
+    const users = (await exec.query<{ name: string }>(this.rt.statements.queuesUsingDeadLetter, [name])).map((r) => r.name);
+    if (users.length > 0) {
+      throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
+    }
+    const deleted = await inTransaction(this.rt.connect, async (client) => {
+      await client.query(this.rt.statements.setDdlLockTimeout);
+      await client.query(this.rt.statements.deleteQueueJobs, [name]);
+      const { rowCount } = await client.query(this.rt.statements.deleteQueue, [name]);
+      await client.query(this.rt.statements.dropQueuePartition, [name]);
+      return rowCount;
+    });
+    this.rt.router.forget(name);
+    if (deleted === 0) throw new QueueNotFoundError(name);
+  }
+
+  async purgeQueue(name: string): Promise<number> {
+    queueName('name', name);
+    const exec = await this.rt.db();
+    await this.rt.router.assertExists(exec, name);
+    const rows = await exec.query(this.rt.statements.purgeQueue, [name]);
+    return rows.length;
+  }
+
+  async getQueue(name: string): Promise<QueueResult | null> {
+    queueName('name', name);
+    const [row] = await (await this.rt.db()).query<QueueRow>(this.rt.statements.getQueues, [[name]]);
+    return row ? toQueueResult(row) : null;
+  }
+
+  async getQueues(names?: string[]): Promise<QueueResult[]> {
+    if (names !== undefined) {
+      if (!Array.isArray(names)) throw new InvalidOptionError('names', 'an array of queue names', names);
+      names.forEach((n, i) => queueName(`names[${i}]`, n));
+    }
+    const rows = await (await this.rt.db()).query<QueueRow>(this.rt.statements.getQueues, [names ?? null]);
+    return rows.map(toQueueResult);
+  }
+
+
+  async getBlockedKeys(name: string): Promise<string[]> {
+    queueName('name', name);
+    const exec = await this.rt.db();
+    if ((await this.rt.router.profile(exec, name)).policy !== 'key_strict_fifo') {
+      throw new InvalidOptionError('name', 'a key_strict_fifo queue', name);
+    }
+    return (await exec.query<{ key: string }>(this.rt.statements.getBlockedKeys, [name])).map((r) => r.key);
+  }
+
+  /** A dead-letter queue must exist, and not be key_strict_fifo: copies of failed jobs may carry no key. */
+  private async assertDeadLetterTarget(exec: Executor, name: string): Promise<void> {
+    if ((await this.rt.router.profile(exec, name)).policy === 'key_strict_fifo') {
+      throw new InvalidOptionError('options.deadLetter', 'a queue whose policy is not key_strict_fifo (dead-lettered copies may carry no key)', name);
+    }
+  }
+}
+
+/** What a queue's stored settings say against the options asked, one line per difference. */
+function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
+  const stored = toQueueResult({ ...row, queued: 0, deferred: 0, ready: 0, ready_oldest: null, active: 0, failed: 0, total: 0, table_name: '', created_on: new Date(), updated_on: new Date() });
+  return Object.entries(o)
+    .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key as keyof QueueResult]) !== JSON.stringify(value))
+    .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);
+}

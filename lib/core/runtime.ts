@@ -1,0 +1,198 @@
+// The engine's runtime: what every unit of the engine reads (configuration, logger, statements, the queue router,
+// counters) and the lifecycle they share (the pool, the gate that close() waits on, the maintenance supervisor).
+// Units receive it and read it; only start() and close() change it.
+import pg from 'pg';
+import type { ResolvedConfig } from './config.js';
+import { drizzlePool, withEngineSession, type Executor } from './db.js';
+import { closedError, PoolGate } from './pool-gate.js';
+import { migrate, type MigrationResult } from './migrate.js';
+import { Maintenance, type MaintenanceResult } from './maintenance.js';
+import { QueueRouter } from './queue-router.js';
+import { buildStatements, type Statements } from './sql/index.js';
+import { Supervisor } from './supervisor.js';
+import type { QueueLogger } from './types.js';
+
+/** Where the engine reports what is not a caller's error: its own loops' failures, and warnings. */
+export interface EngineEvents {
+  warning(message: string): void;
+  error(err: unknown, context: string): void;
+}
+
+/** The shared state of one engine, and its connection lifecycle. */
+export class Runtime {
+  readonly statements: Statements;
+  /** Where each queue's jobs live, and the statements that reach them there. */
+  readonly router: QueueRouter;
+  /** Events counted since start: results refused by the fence (the worker no longer held the job). */
+  readonly counters = { staleResults: 0 };
+  /** What the installer did at start (null when `migrate` is off or before start). */
+  migration: MigrationResult | null = null;
+  /** The maintenance pass (reaper and key_strict_fifo safety net) this instance runs when it supervises. */
+  private readonly maintenance: Maintenance;
+  private pool: pg.Pool | null = null;
+  /** The engine's statements and checkouts on `pool`, which close() waits for before it ends the pool. */
+  private gate: PoolGate | null = null;
+  private starting: Promise<void> | null = null;
+  private supervisor: Supervisor | null = null;
+  /** Set when close() begins: every call made from then on rejects with QUEUE_CLOSED. */
+  private closingFlag = false;
+  private closed = false;
+  private closingDone: Promise<void> | null = null;
+
+  constructor(
+    readonly config: ResolvedConfig,
+    readonly log: QueueLogger,
+    readonly events: EngineEvents,
+  ) {
+    this.statements = buildStatements(config.schemaIdent);
+    this.router = new QueueRouter(config.schemaIdent, this.statements);
+    this.maintenance = new Maintenance({
+      statements: this.statements,
+      schema: config.schema,
+      channel: config.channel,
+      intervalSeconds: config.maintenanceIntervalSeconds,
+      warning: (message) => events.warning(message),
+    });
+  }
+
+  /** True once close() has begun. */
+  get closing(): boolean {
+    return this.closingFlag;
+  }
+
+  /** Connects and installs the tables (when `migrate`); idempotent. Rejects once close() has begun. */
+  start(): Promise<void> {
+    if (this.closingFlag) return Promise.reject(closedError());
+    this.starting ??= this.open().catch(async (err) => {
+      // Forgotten before the pool ends, so a close() that begins meanwhile finds nothing of it to end again.
+      const pool = this.pool;
+      this.starting = null;
+      this.pool = null;
+      this.gate = null;
+      if (this.config.connectionString) await pool?.end().catch(() => undefined);
+      throw err;
+    });
+    return this.starting;
+  }
+
+  /**
+   * The engine as started, for a call already under way (sendDebounced's second send): unlike start(), it does
+   * not refuse once close() has begun, as the call began before it.
+   */
+  ready(): Promise<void> {
+    return this.starting ?? this.start();
+  }
+
+  /** The engine's executor, starting the engine if need be. */
+  async db(): Promise<Executor> {
+    await this.start();
+    return this.gate!.exec;
+  }
+
+  /** The engine's executor once started (its callers have awaited start() or ready()). */
+  get exec(): Executor {
+    if (!this.gate) throw new Error('the engine has not started');
+    return this.gate.exec;
+  }
+
+  /** Connections of the engine's own (in flight until released), once started: for statements that share a transaction. */
+  get connect(): () => Promise<pg.PoolClient> {
+    if (!this.gate) throw new Error('the engine has not started');
+    return this.gate.connect;
+  }
+
+  /** The settings the engine's pool connects with, for a connection of its own beside the pool (LISTEN). */
+  get connectionOptions(): pg.ClientConfig {
+    return { ...(this.pool as pg.Pool & { options: pg.ClientConfig }).options };
+  }
+
+  /** One maintenance pass now (see PgQueue.maintain). */
+  async maintain(force: boolean): Promise<MaintenanceResult> {
+    await this.start();
+    return this.maintenance.run(this.gate!.connect, force);
+  }
+
+  private async open(): Promise<void> {
+    const cfg = this.config;
+    if (cfg.connectionString) {
+      // allowExitOnIdle: idle connections never keep the process alive on their own.
+      // Its connections open with the engine's session settings (ENGINE_SESSION), unless preparedStatements
+      // is off (a transaction-mode pooler).
+      const target = cfg.preparedStatements ? withEngineSession(cfg.connectionString) : { connectionString: cfg.connectionString };
+      this.pool = new pg.Pool({ ...target, max: cfg.poolSize, allowExitOnIdle: true });
+      // An idle connection that the server drops must not crash the process; the next query reconnects.
+      this.pool.on('error', (err) => {
+        if (!this.closed) this.events.warning(`idle connection error: ${err.message}`);
+      });
+    } else {
+      this.pool = cfg.pool ?? drizzlePool(cfg.db!);
+    }
+    // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
+    this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.router.preparedTexts : undefined);
+    if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+    if (cfg.supervise) {
+      const gate = this.gate;
+      this.supervisor = new Supervisor(
+        // The pass runs on the gate directly: one running when close() begins still ends.
+        () => this.maintenance.run(gate.connect, false).then(() => undefined),
+        cfg.maintenanceIntervalSeconds * 1000,
+        (err) => this.events.error(err, 'maintenance pass'),
+      );
+      this.supervisor.start();
+    }
+  }
+
+  /**
+   * Closes the engine (see PgQueue.close): `stopLoops` stops the worker loops within the time it is given, while
+   * maintenance stops beside them; then the calls already made settle, and the pool ends if the engine made it.
+   */
+  close(stopLoops: (timeoutMs: number) => Promise<void>): Promise<void> {
+    this.closingFlag = true;
+    this.closingDone ??= this.shutdown(stopLoops);
+    return this.closingDone;
+  }
+
+  private async shutdown(stopLoops: (timeoutMs: number) => Promise<void>): Promise<void> {
+    const deadline = Date.now() + this.config.shutdownTimeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    await this.starting?.catch(() => undefined);
+    // A maintenance pass on a connection that no longer answers must not hold close() past its deadline.
+    const supervisor = this.supervisor?.stop();
+    await Promise.all([stopLoops(left()), supervisor && within(supervisor, left())]);
+    this.supervisor = null;
+    const owned = this.config.connectionString !== null;
+    // The gate stays: a call that got past start() before close() began meets QUEUE_CLOSED there, not a null.
+    const unsettled = (await this.gate?.shut(left(), owned)) ?? 0;
+    if (unsettled > 0) {
+      this.events.warning(
+        owned
+          ? `${unsettled} call(s) still waiting for the database when the queue closed were rejected`
+          : `${unsettled} call(s) were still running when the queue closed; they finish on the pool it was given`,
+      );
+    }
+    this.closed = true;
+    // pg-pool's end() waits for every connection still checked out (a statement the server has not answered);
+    // past the deadline close() returns, and the pool ends when they do.
+    if (owned && this.pool && !(await within(this.pool.end(), Math.max(left(), 250)))) {
+      this.events.warning('the pool had connections still in use when the queue closed; it ends once they are answered');
+    }
+    this.pool = null;
+  }
+}
+
+/** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,114 @@
+// Sending: one job (plain, throttled, debounced, deferred) or many in one statement, on the engine's pool or in
+// the caller's transaction. The policy's conflict check is paid only where a queued job could meet it.
+import { callerExecutor, type Executor } from './db.js';
+import { InvalidOptionError } from './errors.js';
+import { parseSendOptions, type ParsedSendOptions } from './options.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
+import type { Runtime } from './runtime.js';
+import { insertArgs } from './sql/index.js';
+import type { JobInsert, SendOptions } from './types.js';
+import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
+
+/** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
+const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
+
+/** The sending calls; PgQueue's methods of the same names delegate here, and flows insert through insertRows. */
+export class Sender {
+  constructor(private readonly rt: Runtime) {}
+
+  async send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
+    queueName('name', name);
+    return this.sendOne(name, data, options, parseSendOptions(options));
+  }
+
+  /** `underWay`: the second send of one call (sendDebounced), which a close() that began meanwhile does not refuse. */
+  private async sendOne(name: string, data: unknown, options: SendOptions | undefined, parsed: ParsedSendOptions, underWay = false): Promise<string | null> {
+    const json = toJson('data', data, this.rt.config.maxPayloadBytes);
+    // In a caller's transaction too, a send made once close() has begun is refused (start()).
+    await (underWay ? this.rt.ready() : this.rt.start());
+    const exec = options?.db ? callerExecutor(options.db) : this.rt.exec;
+    const [id] = await this.insertRows(exec, name, [json], [parsed]);
+    if (id !== undefined) return id;
+    if (parsed.dedupeKey === undefined) return null;
+    const [holder] = await this.rt.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]), (rows) => rows.length === 0);
+    return holder?.id ?? null;
+  }
+
+  async sendThrottled<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+    queueName('name', name);
+    const parsed = this.throttled(options, seconds, key);
+    return this.sendOne(name, data, options ?? undefined, parsed);
+  }
+
+  async sendDebounced<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+    queueName('name', name);
+    const parsed = this.throttled(options, seconds, key);
+    const now = await this.sendOne(name, data, options ?? undefined, parsed);
+    if (now !== null) return now;
+    return this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 }, true);
+  }
+
+  private throttled(options: SendOptions | null | undefined, seconds: number, key: string | undefined): ParsedSendOptions {
+    const parsed = parseSendOptions(options);
+    const throttle = int('seconds', seconds, 1, MAX_SECONDS);
+    const singletonKey = key === undefined ? parsed.singletonKey : optKey('key', key);
+    if (parsed.startAt !== undefined || parsed.startIn !== undefined) {
+      throw new InvalidOptionError('options.startAfter', 'left out: a throttled job starts in its time slot', options?.startAfter);
+    }
+    return { ...parsed, singletonKey, throttle, slotOffset: 0 };
+  }
+
+  async insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+    queueName('name', name);
+    if (!Array.isArray(jobs)) throw new InvalidOptionError('jobs', 'an array of jobs', jobs);
+    const opts = record('options', options);
+    const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`));
+    const data = jobs.map((job, i) => toJson(`jobs[${i}].data`, job.data, this.rt.config.maxPayloadBytes));
+    if (jobs.length === 0) return [];
+    const exec = opts.db ? (await this.rt.start(), callerExecutor(opts.db)) : await this.rt.db();
+    return this.insertRows(exec, name, data, parsed);
+  }
+
+  /** Inserts jobs of one queue; its callers (send, insert, flows) have started the engine. */
+  async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
+    const profile = await this.rt.router.profile(exec, name);
+    if (profile.policy === 'key_strict_fifo') {
+      jobs.forEach((job, i) => {
+        if (job.singletonKey === undefined) {
+          const field = jobs.length === 1 && data.length === 1 ? 'options.singletonKey' : `jobs[${i}].singletonKey`;
+          throw new InvalidOptionError(field, `a key on every job of key_strict_fifo queue "${name}"`, undefined);
+        }
+      });
+    }
+    // A column no job sets goes as one null (unnest pads it), not as an array of nulls. Which keys any job
+    // sets is found in one pass over the jobs (a search per column was 20 passes).
+    const set = new Set<string>();
+    for (const job of jobs) for (const key in job) if (job[key as keyof ParsedSendOptions] !== undefined) set.add(key);
+    const col = <K extends keyof ParsedSendOptions>(key: K) => (set.has(key) ? jobs.map((j) => j[key] ?? null) : null);
+    // Inside a caller's transaction the checked insert is always used: if the cached policy were out of
+    // date, an unchecked insert's unique violation would abort the caller's transaction.
+    const mayConflict = exec !== this.rt.exec || !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
+    const args = insertArgs(name, `[${data.map((d) => d ?? 'null').join(',')}]`, col, jobs.map((j) => j.slotOffset ?? 0));
+    const insert = (text: string) => exec.query<{ id: string }>(text, args);
+    // Only a batch of two or more jobs with keys may hold a key_strict_fifo job that waits behind another.
+    const keyed = jobs.length >= 2 && jobs.some((j) => j.singletonKey !== undefined);
+    const checked = keyed ? this.rt.statements.insertJobsKeyed : this.rt.statements.insertJobs;
+    let rows: { id: string }[];
+    if (mayConflict) {
+      rows = await insert(checked);
+    } else {
+      try {
+        rows = await insert(keyed ? this.rt.statements.insertJobsKeyedUnchecked : this.rt.statements.insertJobsUnchecked);
+      } catch (err) {
+        // The cached policy was out of date (the queue was deleted and created again with another policy).
+        // The refused statement wrote nothing (it ran on its own, outside any transaction).
+        if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
+        this.rt.router.forget(name);
+        rows = await insert(checked);
+      }
+    }
+    // The insert reads the queue's row: no row back means no such queue, or every job was refused.
+    if (rows.length === 0) await this.rt.router.assertExists(exec, name);
+    return rows.map((r) => r.id);
+  }
+}
