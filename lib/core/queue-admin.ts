@@ -4,6 +4,7 @@ import { inTransaction, type Executor } from './db.js';
 import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
 import { toQueueResult, type QueueRow } from './rows.js';
+import { createQueueArgs } from './sql/index.js';
 import type { Runtime } from './runtime.js';
 import type { QueueOptions, QueueResult } from './types.js';
 import { queueName, record } from './validate.js';
@@ -21,26 +22,24 @@ export class QueueAdmin {
     queueName('name', name);
     const o = parseQueueOptions(options);
     const d = QUEUE_DEFAULTS;
-    const values = [
-      name,
-      o.policy ?? d.policy,
-      o.partition ?? false,
-      o.deadLetter ?? null,
-      o.warningQueueSize ?? null,
-      o.notify ?? d.notify,
-      o.retryLimit ?? d.retryLimit,
-      o.retryDelay ?? d.retryDelay,
-      o.retryBackoff ?? d.retryBackoff,
-      o.retryDelayMax ?? d.retryDelayMax,
-      o.expireInSeconds ?? d.expireInSeconds,
-      o.heartbeatSeconds ?? d.heartbeatSeconds,
-      o.deleteAfterSeconds ?? d.deleteAfterSeconds,
-      o.retentionSeconds ?? d.retentionSeconds,
-      o.concurrencyLimit ?? null,
-      o.rateLimit?.count ?? null,
-      o.rateLimit?.perSeconds ?? null,
-      o.removeOnComplete ?? d.removeOnComplete,
-    ];
+    const values = createQueueArgs(name, {
+      policy: o.policy ?? d.policy,
+      partition: o.partition ?? false,
+      deadLetter: o.deadLetter ?? null,
+      warningQueueSize: o.warningQueueSize ?? null,
+      notify: o.notify ?? d.notify,
+      retryLimit: o.retryLimit ?? d.retryLimit,
+      retryDelay: o.retryDelay ?? d.retryDelay,
+      retryBackoff: o.retryBackoff ?? d.retryBackoff,
+      retryDelayMax: o.retryDelayMax ?? d.retryDelayMax,
+      expireInSeconds: o.expireInSeconds ?? d.expireInSeconds,
+      heartbeatSeconds: o.heartbeatSeconds ?? d.heartbeatSeconds,
+      deleteAfterSeconds: o.deleteAfterSeconds ?? d.deleteAfterSeconds,
+      retentionSeconds: o.retentionSeconds ?? d.retentionSeconds,
+      concurrencyLimit: o.concurrencyLimit ?? null,
+      rateLimit: o.rateLimit ?? null,
+      removeOnComplete: o.removeOnComplete ?? d.removeOnComplete,
+    });
     const exec = await this.rt.db();
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
     const row = o.partition ? await this.createPartitionedQueue(name, values) : (await exec.query<QueueRow & { created: boolean }>(this.rt.statements.createQueue, values))[0];

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   license: string;
+  engines?: { node?: string };
   files: string[];
   exports: Record<string, string | Record<string, string>>;
   scripts: Record<string, string>;
@@ -40,6 +41,11 @@ describe('the package', () => {
     const stray = packed.filter((p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^dist\/(lib|schema)\//.test(p));
     expect(stray).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('names in engines the Node major the tests run on, and only that one', () => {
+    // .ci/run tests on one Node major; a user on another gets npm's engine warning rather than a silent promise.
+    expect(manifest.engines?.node).toBe(`${process.versions.node.split('.')[0]}.x`);
   });
 
   it('ships no stale output: every compiled file has its source in lib/ or schema/', () => {

@@ -19,6 +19,7 @@ export { claimArgs, claimGroupedArgs } from './claim.js';
 export { completeArgs, completeLeafArgs, failArgs } from './settle.js';
 export { heartbeatArgs, releaseArgs } from './lease.js';
 export { insertArgs } from './enqueue.js';
+export { createQueueArgs } from './queues.js';
 
 /**
  * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that

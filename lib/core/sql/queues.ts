@@ -16,6 +16,50 @@ SELECT * FROM ins
 UNION ALL
 SELECT ${QUEUE_COLUMNS}, false AS created FROM ${s}.queues WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ins)`;
 
+/** A queue's settings as createQueue stores them: every one given, defaults applied. */
+export interface StoredQueueSettings {
+  policy: string;
+  partition: boolean;
+  deadLetter: string | null;
+  warningQueueSize: number | null;
+  notify: boolean;
+  retryLimit: number;
+  retryDelay: number;
+  retryBackoff: boolean;
+  retryDelayMax: number | null;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  deleteAfterSeconds: number;
+  retentionSeconds: number;
+  concurrencyLimit: number | null;
+  rateLimit: { count: number; perSeconds: number } | null;
+  removeOnComplete: boolean;
+}
+
+/** The arguments of createQueue, in the order of QUEUE_COLUMNS. */
+export function createQueueArgs(name: string, q: StoredQueueSettings): unknown[] {
+  return [
+    name,
+    q.policy,
+    q.partition,
+    q.deadLetter,
+    q.warningQueueSize,
+    q.notify,
+    q.retryLimit,
+    q.retryDelay,
+    q.retryBackoff,
+    q.retryDelayMax,
+    q.expireInSeconds,
+    q.heartbeatSeconds,
+    q.deleteAfterSeconds,
+    q.retentionSeconds,
+    q.concurrencyLimit,
+    q.rateLimit?.count ?? null,
+    q.rateLimit?.perSeconds ?? null,
+    q.removeOnComplete,
+  ];
+}
+
 /** Changes only the settings present as keys of the jsonb patch ($2); returns the name when the queue exists. */
 export const updateQueue = (s: string) => `
 UPDATE ${s}.queues SET
