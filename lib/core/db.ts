@@ -15,17 +15,18 @@ interface PgQueryable {
 
 /**
  * Session settings of the connections the engine opens itself (run when each connects):
- * - plan_cache_mode: a prepared statement is planned once per connection, for any values (a generic
- *   plan), and never again. Planning was the largest part of a small statement: 0.46 ms of a claim of
- *   200 and 1.1 ms of its completion (EXPLAIN ANALYZE); a one-job claim took 1.48 ms planned for its
- *   values and 0.81 ms with the generic plan (p50, scratch single.mjs, machine PG15). But a plan made
- *   once is often made while the jobs table is small, and kept until an ANALYZE replans it: a queue's
- *   table goes from empty to millions of rows and back. So only statements whose plan cannot depend on
- *   the table's size are prepared (planOnce in pg-queue.ts: the claims, which walk the ready index and
- *   update by tid, and the inserts, which scan no jobs); test/core/claim.spec.ts plans them on an empty
- *   table, grows it, and checks what a run reads. Every other statement is unnamed: planned on each run
- *   for the table as it is then, and (this setting applies to unnamed statements too) for any values, so
- *   a statement must not leave to the planner what only the values decide (see READY in sql/claim.ts).
+ * - plan_cache_mode: a prepared statement is planned once per connection, for any values (a generic plan),
+ *   and never again. Planning was the largest part of a small statement: 0.46 ms of a claim of 200 and 1.1 ms
+ *   of its completion (EXPLAIN ANALYZE); a one-job claim took 0.75-0.84 ms planned for its values and
+ *   0.49-0.55 ms with the generic plan (p50; docs/design.md, "Planning: what is prepared and what is planned
+ *   on each run"). But a plan made once is often made while the jobs table is small, and kept until an
+ *   ANALYZE replans it: a queue's table goes from empty to millions of rows and back. So only statements
+ *   whose plan cannot depend on the table's size are prepared (planOnce in queue-router.ts: the claims, which
+ *   walk the ready index and update by tid, and the inserts, which scan no jobs); test/core/claim.spec.ts
+ *   plans them on an empty table, grows it, and checks what a run reads. Every other statement is unnamed:
+ *   planned on each run for the table as it is then, and (this setting applies to unnamed statements too) for
+ *   any values, so a statement must not leave to the planner what only the values decide (see READY in
+ *   sql/claim.ts).
  * - enable_seqscan: a sequential scan in a plan made on a small table would read the whole table on every
  *   run once it has grown, and the claim's update by tid has no other plan to fall back to. Every
  *   statement of the engine reads jobs through an index or by tid (where a table has no other path,

@@ -30,12 +30,13 @@ const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statemen
  * claimed twice, never lost) and stays ready for the next one.
  *
  * A claim commits without waiting for its WAL to reach disk (synchronous_commit off for its transaction
- * only). Under a steady load of one-at-a-time sends that wait was most of a claim: 1.68-1.78 ms against
- * 0.85-0.89 ms p50 for a one-job claim (scratch steady.mjs). A server crash may then forget a claim whose
- * handler already runs: the job is back where it was, to run again (at least once, as after a worker's
- * crash), and the same worker may claim it again with the same claim_count. The fence's stamp (STAMPED in
- * fragments.ts: started_on) tells the two attempts apart, so the old handler's result is refused. Any
- * durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim included.
+ * only). Under a steady load of one-at-a-time sends that wait was most of a claim: 4.0-6.2 ms against
+ * 0.8-1.0 ms p50 for a one-job claim (docs/design.md, "The claim: one statement"). A server crash may then
+ * forget a claim whose handler already runs: the job is back where it was, to run again (at least once, as
+ * after a worker's crash), and the same worker may claim it again with the same claim_count. The fence's
+ * stamp (STAMPED in fragments.ts: started_on) tells the two attempts apart, so the old handler's result is
+ * refused. Any durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim
+ * included.
  */
 const CLAIM_UPDATE = (s: string, t: string, asyncCommit: string) => `
 UPDATE ${t} j SET

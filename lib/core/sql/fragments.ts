@@ -131,11 +131,12 @@ export const NO_CHILDREN = (s: string) => `coalesce((SELECT false FROM ${s}.job_
  * per attempt, whatever the statistics say.
  *
  * Written as `j.queue = $1`, the queue is a condition on the jobs alone: where the statistics make the queue
- * look small, the planner reads all of it (or all its active jobs) and hashes the attempts against it. A queue
- * analysed during a quiet spell, then a burst of 15,000 active jobs: 24 ms to complete 50 of them; one queue
- * of 21,000 jobs among 1,000 small ones: 43 ms; a table never analysed: 17 ms; against 1.1-1.8 ms by probes in
- * every case (scratch settleplan.mjs; test/core/settle.spec.ts "plans"). The subquery is kept whole
- * (OFFSET 0), so the planner does not see that u.queue is $1.
+ * look small, the planner reads all of it (or, with the state tested as `j.state = 'active'`, all its active
+ * jobs) and hashes the attempts against it. Completing 50 of 15,000 active jobs: a queue analysed while it
+ * held one job, 24-42 ms; a queue analysed during a quiet spell, 17 ms, and a table never analysed, 18-34 ms
+ * (both through the state test); against 1.4-2.2 ms by probes in every case (docs/design.md, "Statements that
+ * name their jobs"; test/core/settle.spec.ts "plans"). The subquery is kept whole (OFFSET 0), so the planner
+ * does not see that u.queue is $1.
  */
 export const NAMED = (columns: string, arrays: string) => `(SELECT $1::text AS queue, a.* FROM unnest(${arrays}) AS a(${columns}) OFFSET 0) u`;
 

@@ -64,8 +64,9 @@ const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
 
 /**
  * completeJobs without the release of children, whose update names `jobs` and so is planned with every
- * partition (52 ms with 100 of them, scratch parts.mjs): for complete() by hand, which runs completeJobs for
- * what this one leaves (flow parents, NO_CHILDREN). Parameters $1-$6 of completeJobs, and $7 the stamps.
+ * partition (29-59 ms with 100 of them: docs/design.md, "Partitions: statements name the queue's table"): for
+ * complete() by hand, which runs completeJobs for what this one leaves (flow parents, NO_CHILDREN).
+ * Parameters $1-$6 of completeJobs, and $7 the stamps.
  */
 export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)}) AND ${NO_CHILDREN(s)}`)}
 ), ${REMOVED(s, t, '$7')}
@@ -75,9 +76,10 @@ SELECT removed.id::text, removed.claim_count, removed.stamp FROM removed`;
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
- * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children,
- * which took 0.74 of 2.6 ms planning a completion of 50 (and 0.31 of 1.9 ms without it; scratch
- * plantime.mjs). Parameters $1-$6 of completeJobs, and $7 the stamps.
+ * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children:
+ * planning a completion of 50 took 0.93 of its 2.45 ms with it, and 0.28 of 1.47 ms without it (docs/design.md,
+ * "Settling: one statement per batch, three kinds of completion"). Parameters $1-$6 of completeJobs, and $7 the
+ * stamps.
  */
 export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', NO_CHILDREN(s))}
 )
