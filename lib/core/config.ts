@@ -3,7 +3,7 @@ import { InvalidOptionError } from './errors.js';
 import type { QueueLogger } from './types.js';
 import { int, noUnknownKeys, optBool, optInt, record } from './validate.js';
 
-/** How the queue reaches PostgreSQL and how it behaves; see README "Options" for each default. */
+/** How the queue reaches PostgreSQL and how it behaves; see docs/options.md for each default. */
 export interface QueueModuleOptions {
   /** A PostgreSQL URL; the queue creates and closes its own pool. */
   connectionString?: string;

@@ -1,5 +1,5 @@
 // What `npm pack` ships, as users get it: the compiled library with its types and source maps for every entry
-// point in package.json's `exports`, the license and the README; no sources, tests or stale output, and maps
+// point in package.json's `exports`, the license, the README and the docs it links to; no sources, tests or stale output, and maps
 // that carry the sources they point to. The test command has just built dist/ (from an empty folder, as
 // prepack does for a real pack), so the pack runs with --ignore-scripts.
 import { execFileSync } from 'node:child_process';
@@ -34,11 +34,11 @@ describe('the package', () => {
     }
   });
 
-  it('ships the license, the README and the manifest, and nothing outside dist/lib and dist/schema', () => {
-    expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+  it('ships the license, the README with the docs it links to, the manifest, and nothing else outside dist/lib and dist/schema', () => {
+    expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'docs/options.md', 'docs/design.md']));
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
-    const stray = packed.filter((p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^dist\/(lib|schema)\//.test(p));
+    const stray = packed.filter((p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^(dist\/(lib|schema)\/|docs\/[\w-]+\.md$)/.test(p));
     expect(stray).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
   });
