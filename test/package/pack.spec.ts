@@ -71,7 +71,7 @@ describe('the package', () => {
   it('packs from a clean copy of the tracked files: prepack builds what it ships', () => {
     const copy = mkdtempSync(join(tmpdir(), 'pgqueue-pack-'));
     try {
-      const tracked = execFileSync('git', ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE'], { cwd: root, encoding: 'utf8' })
+      const tracked = execFileSync('git', ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs', 'LICENSE'], { cwd: root, encoding: 'utf8' })
         .split('\n')
         .filter(Boolean);
       for (const file of tracked) cpSync(join(root, file), join(copy, file));
