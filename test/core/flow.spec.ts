@@ -28,6 +28,31 @@ describe('flow: jobs that wait for each other', () => {
     expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
   });
 
+  it('a blocked child cancelled, then resumed once its parent has completed, runs', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'a' },
+      { name: 'render', ref: 'b', dependsOn: ['a'] },
+    ]);
+    await q.cancel('render', ids.b!);
+    await q.fetch('fetch-data');
+    await q.complete('fetch-data', ids.a!);
+    await q.resume('render', ids.b!);
+    expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
+  });
+
+  it('a blocked child cancelled and resumed before its parent completes still waits for it', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'a' },
+      { name: 'render', ref: 'b', dependsOn: ['a'] },
+    ]);
+    await q.cancel('render', ids.b!);
+    await q.resume('render', ids.b!);
+    expect(await q.fetch('render')).toEqual([]);
+    await q.fetch('fetch-data');
+    await q.complete('fetch-data', ids.a!);
+    expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
+  });
+
   it('a child with two parents in other queues waits for both', async () => {
     const ids = await q.flow([
       { name: 'fetch-data', ref: 'p1' },
