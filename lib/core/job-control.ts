@@ -35,8 +35,7 @@ export class JobControl {
 
   /**
    * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
-   * only jobs that no job waits for, or for resume, that no parent holds back), then `full` for those it did not
-   * change, if any: jobs of a flow, and jobs
+   * only jobs that no job waits for), then `full` for those it did not change, if any: flow parents, and jobs
    * the change does not apply to (`full` finds nothing there either). The flow's work names `jobs`, so `full`
    * is planned with every partition; most changes never run it.
    */
@@ -154,19 +153,12 @@ export class JobControl {
   private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
     queueName('name', name);
     const list = this.plainIds(ids);
+    const params = statement === 'resumeJobs' ? [name, list, this.ctx.channel] : [name, list];
     const exec = await this.ctx.db();
-    const refs = list.map((id) => ({ id, retryCount: null }));
-    const idsOf = (some: ParsedRef[]) => some.map((r) => r.id);
-    const run = (st: Statements) => {
-      if (statement === 'deleteJobs') return exec.query<{ id: string }>(st.deleteJobs, [name, list]);
-      const [leaf, full] = statement === 'cancelJobs' ? [st.cancelLeafJobs, st.cancelJobs] : [st.resumeLeafJobs, st.resumeJobs];
-      const params = (some: ParsedRef[]) => (statement === 'resumeJobs' ? [name, idsOf(some), this.ctx.channel] : [name, idsOf(some)]);
-      return this.leafFirst(
-        refs,
-        (some) => exec.query<{ id: string }>(leaf, params(some)),
-        (rest) => exec.query<{ id: string }>(full, params(rest)),
-      );
-    };
+    const run = (st: Statements) =>
+      statement === 'cancelJobs'
+        ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
+        : exec.query<{ id: string }>(st[statement], params);
     const rows = await this.ctx.router.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
       throw keyTaken(err, name, list);
     });

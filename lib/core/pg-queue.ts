@@ -174,7 +174,7 @@ export class PgQueue extends EventEmitter {
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
   sendAfter<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, startAfter: Date | string | number): Promise<string | null> {
-    return this.sender.send(name, data, { ...(options ?? {}), startAfter });
+    return this.send(name, data, { ...(options ?? {}), startAfter });
   }
 
   /**

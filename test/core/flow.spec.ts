@@ -53,6 +53,58 @@ describe('flow: jobs that wait for each other', () => {
     expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
   });
 
+  it('a cancelled child of two parents, resumed after one completed, waits for the other', async () => {
+    const ids = await q.flow([
+      { name: 'fetch-data', ref: 'p1' },
+      { name: 'notify', ref: 'p2' },
+      { name: 'render', ref: 'c', dependsOn: ['p1', 'p2'] },
+    ]);
+    await q.cancel('render', ids.c!);
+    await q.fetch('fetch-data');
+    await q.complete('fetch-data', ids.p1!);
+    await q.resume('render', ids.c!);
+    expect(await q.fetch('render')).toEqual([]);
+    await q.fetch('notify');
+    await q.complete('notify', ids.p2!);
+    expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.c]);
+  });
+
+  it.each(['resume first', 'completion first'] as const)(
+    'a resume that races with the completion of the parent (%s to wait on the child) still releases the child',
+    async (first) => {
+      const ids = await q.flow([
+        { name: 'fetch-data', ref: 'a' },
+        { name: 'render', ref: 'b', dependsOn: ['a'] },
+      ]);
+      await q.cancel('render', ids.b!);
+      await q.fetch('fetch-data');
+      // A transaction holds the child's row, so both statements take their snapshots before either commits.
+      const holder = await f.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${f.schema}".jobs WHERE id = $1 FOR UPDATE`, [ids.b]);
+        const waiting = async (n: number) =>
+          until(async () => {
+            const [row] = await f.sql<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"${f.schema}".%'`,
+            );
+            return row!.n >= n;
+          }, `${n} statement(s) waiting on the child's row`);
+        const resume = () => q.resume('render', ids.b!);
+        const complete = () => q.complete('fetch-data', ids.a!);
+        const one = first === 'resume first' ? resume() : complete();
+        await waiting(1);
+        const two = first === 'resume first' ? complete() : resume();
+        await waiting(2);
+        await holder.query('COMMIT');
+        await Promise.all([one, two]);
+      } finally {
+        holder.release();
+      }
+      expect((await q.fetch('render')).map((j) => j.id)).toEqual([ids.b]);
+    },
+  );
+
   it('a child with two parents in other queues waits for both', async () => {
     const ids = await q.flow([
       { name: 'fetch-data', ref: 'p1' },

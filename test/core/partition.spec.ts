@@ -61,7 +61,7 @@ describe('dedicated partitions', () => {
         ['completeNonParentJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
         ['failLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', '{false}', '{NULL}', NULL, '{NULL}', 'c', '{NULL}'`],
         ['cancelLeafJobs', `${q1}, ${ids}`],
-        ['resumeLeafJobs', `${q1}, ${ids}, 'c'`],
+        ['resumeJobs', `${q1}, ${ids}, 'c'`],
         ['deleteJobs', `${q1}, ${ids}`],
         ['getJobById', `${q1}, ${job!.id}`],
       ];

@@ -7,23 +7,24 @@ const highest = (text: string) => Math.max(...[...text.matchAll(/\$(\d+)/g)].map
 
 const request = { queue: 'q', limit: 10, workerId: 'w', minPriority: null, maxPriority: null, asyncCommit: true };
 const target = { queue: 'q', ids: ['1'], retryCounts: null, workerId: 'w', claimCounts: [1], stamps: ['2'] };
+// Every setting a value of its own, so that two settings swapped in the builder cannot go unnoticed.
 const settings = {
-  policy: 'standard',
-  partition: false,
-  deadLetter: null,
-  warningQueueSize: null,
-  notify: true,
-  retryLimit: 2,
-  retryDelay: 0,
-  retryBackoff: false,
-  retryDelayMax: null,
-  expireInSeconds: 900,
-  heartbeatSeconds: null,
-  deleteAfterSeconds: 60,
-  retentionSeconds: 60,
-  concurrencyLimit: null,
-  rateLimit: { count: 3, perSeconds: 7 },
-  removeOnComplete: true,
+  policy: 'stately',
+  partition: true,
+  deadLetter: 'dlq',
+  warningQueueSize: 11,
+  notify: false,
+  retryLimit: 12,
+  retryDelay: 13,
+  retryBackoff: true,
+  retryDelayMax: 14,
+  expireInSeconds: 15,
+  heartbeatSeconds: 16,
+  deleteAfterSeconds: 17,
+  retentionSeconds: 18,
+  concurrencyLimit: 19,
+  rateLimit: { count: 20, perSeconds: 21 },
+  removeOnComplete: 'yes' as unknown as boolean,
 };
 const attempt = { id: '1', claim_count: 1, stamp: '2' };
 
@@ -68,9 +69,27 @@ describe('statement arguments', () => {
   it('puts each queue setting in the column createQueue names for it', () => {
     const columns = /INSERT INTO "s"\.queues \(([^)]*)\)/.exec(st.createQueue)![1]!.split(',').map((c) => c.trim());
     const args = createQueueArgs('q', settings);
-    const at = (column: string) => args[columns.indexOf(column)];
-    expect(columns).toHaveLength(args.length);
-    expect([at('name'), at('expire_seconds'), at('rate_limit_count'), at('rate_limit_seconds'), at('remove_on_complete')]).toEqual(['q', 900, 3, 7, true]);
+    expect(Object.fromEntries(columns.map((column, i) => [column, args[i]]))).toEqual({
+      name: 'q',
+      policy: 'stately',
+      partition: true,
+      dead_letter: 'dlq',
+      warning_queue_size: 11,
+      notify: false,
+      retry_limit: 12,
+      retry_delay: 13,
+      retry_backoff: true,
+      retry_delay_max: 14,
+      expire_seconds: 15,
+      heartbeat_seconds: 16,
+      delete_after_seconds: 17,
+      retention_seconds: 18,
+      concurrency_limit: 19,
+      rate_limit_count: 20,
+      rate_limit_seconds: 21,
+      remove_on_complete: 'yes',
+    });
+    expect(args).toHaveLength(columns.length);
   });
 
   it('leaves the builders out of the statements', () => {

@@ -61,16 +61,20 @@ export const RETRY_SLOT_FREE = (t: string) => `NOT (j.policy = 'stately' AND EXI
 
 /**
  * flow(): a CTE that counts down the blocked children of the completed rows of `from` (each a parent of
- * queue `queue`); a child whose last parent completed becomes runnable now. Counted per child, since one
- * statement cannot update a row twice. Returns the released children's queues (blocked_by 0) for a NOTIFY.
+ * queue `queue`); a waiting child whose last parent completed becomes runnable now. Counted per child, since one
+ * statement cannot update a row twice. A child cancelled while it waited is counted down too (it stays cancelled
+ * and deferred): resumeJobs then finds in its blocked_by the parents still to complete. The two meet on the
+ * child's row, whose lock orders them and whose newer version each re-reads, so a resume that races with the
+ * completion of its parent neither misses the release nor takes it twice. Returns the queues of the children
+ * released to run (blocked_by 0) for a NOTIFY.
  * A queue none of whose jobs has children (one probe, once per statement) skips the probe per row. The children's
  * queues are read inside `d`, so that the update reaches each child by (queue, id) alone (see NAMED).
  */
 export const RELEASE_CHILDREN = (s: string, from: string, queue: string) => `released AS (
   UPDATE ${s}.jobs j SET
     blocked_by = j.blocked_by - d.n,
-    start_after = CASE WHEN j.blocked_by = d.n THEN statement_timestamp() ELSE j.start_after END,
-    keep_until = CASE WHEN j.blocked_by = d.n THEN statement_timestamp() + d.retention_seconds * interval '1 second' ELSE j.keep_until END
+    start_after = CASE WHEN j.blocked_by = d.n AND j.state = 'created' THEN statement_timestamp() ELSE j.start_after END,
+    keep_until = CASE WHEN j.blocked_by = d.n AND j.state = 'created' THEN statement_timestamp() + d.retention_seconds * interval '1 second' ELSE j.keep_until END
   FROM (
     SELECT dep.child_queue, dep.child_id, count(*)::int AS n, min(q.retention_seconds) AS retention_seconds
     FROM ${s}.job_deps dep JOIN ${from} p ON dep.parent_queue = p.queue AND dep.parent_id = p.id
@@ -78,8 +82,8 @@ export const RELEASE_CHILDREN = (s: string, from: string, queue: string) => `rel
     WHERE EXISTS (SELECT 1 FROM ${s}.job_deps x WHERE x.parent_queue = ${queue})
     GROUP BY dep.child_queue, dep.child_id
   ) d
-  WHERE j.queue = d.child_queue AND j.id = d.child_id AND j.state = 'created' AND j.blocked_by > 0
-  RETURNING j.queue, j.blocked_by
+  WHERE j.queue = d.child_queue AND j.id = d.child_id AND j.state IN ('created', 'cancelled') AND j.blocked_by > 0
+  RETURNING j.queue, j.blocked_by, j.state
 )`;
 
 /**

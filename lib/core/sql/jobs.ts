@@ -51,47 +51,23 @@ RETURNING j.queue, j.id, j.state
 )${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'cancelled')}` : ''}
 SELECT cancelled.id::text FROM cancelled`;
 
+/** When a resumed job may start: a flow child whose parents all completed while it was cancelled, now. */
+const RELEASED_START = `CASE WHEN j.blocked_by = 0 AND j.start_after = 'infinity' THEN now() ELSE j.start_after END`;
+
 /**
- * Brings cancelled jobs back to the queue, with the queue's retention counted from now; wakes its workers. $3 channel
- * The form for jobs no parent holds back (blocked_by 0), which needs no read of job_deps; resume() runs resumeJobs
- * for the rest.
+ * Brings cancelled jobs back to the queue, with the queue's retention counted from now; wakes its workers. A flow
+ * child cancelled while it waited waits again for the parents its blocked_by still counts (RELEASE_CHILDREN counts
+ * it down while it is cancelled), or runs now when every parent completed meanwhile. $3 channel
  */
-export const resumeLeafJobs = (s: string, t = `${s}.jobs`) => `
+export const resumeJobs = (s: string, t = `${s}.jobs`) => `
 WITH resumed AS (
 UPDATE ${t} j SET
   state = CASE WHEN j.retry_count = 0 THEN 'created' ELSE 'retry' END::${s}.job_state,
   completed_on = NULL,
-  keep_until = greatest(j.start_after, now()) + q.retention_seconds * interval '1 second'
+  start_after = ${RELEASED_START},
+  keep_until = greatest(${RELEASED_START}, now()) + q.retention_seconds * interval '1 second'
 FROM ${QUEUE(s)}, ${IDS}
-WHERE j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled' AND j.blocked_by = 0
-RETURNING j.id
-)
-SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
-
-/**
- * resumeLeafJobs for flow children cancelled while a parent held them back. Their count of parents (blocked_by)
- * stopped when they were cancelled (a parent's completion releases only waiting children), so it is counted
- * again: they wait for those of their parents that are still to finish, and run at once when none is. A parent
- * that failed or was cancelled no longer holds them: resuming the child is the caller's word that it should run.
- */
-export const resumeJobs = (s: string, t = `${s}.jobs`) => `
-WITH waits AS (
-  SELECT u.queue, u.id, (
-    SELECT count(*)::int FROM ${s}.job_deps dep
-    JOIN ${s}.jobs p ON p.queue = dep.parent_queue AND p.id = dep.parent_id
-    WHERE dep.child_queue = u.queue AND dep.child_id = u.id AND p.state < 'completed'
-  ) AS parents
-  FROM ${IDS}
-), resumed AS (
-UPDATE ${t} j SET
-  state = CASE WHEN j.retry_count = 0 THEN 'created' ELSE 'retry' END::${s}.job_state,
-  completed_on = NULL,
-  blocked_by = w.parents,
-  start_after = CASE WHEN w.parents > 0 THEN 'infinity'::timestamptz WHEN j.blocked_by > 0 THEN now() ELSE j.start_after END,
-  keep_until = CASE WHEN w.parents > 0 THEN 'infinity'::timestamptz
-    ELSE greatest(CASE WHEN j.blocked_by > 0 THEN now() ELSE j.start_after END, now()) + q.retention_seconds * interval '1 second' END
-FROM ${QUEUE(s)}, waits w
-WHERE j.queue = w.queue AND j.id = w.id AND j.state = 'cancelled'
+WHERE j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled'
 RETURNING j.id
 )
 SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;

@@ -50,7 +50,7 @@ export const completeJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$8',
 ), ${REMOVED(s, t, '$8')}, ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
 SELECT done.id::text, done.claim_count, done.stamp,
-  (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0) r) AS woke
+  (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0 AND state = 'created') r) AS woke
 FROM done
 UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, NULL FROM removed`;
