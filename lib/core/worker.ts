@@ -1,46 +1,23 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
-import { describeValue, PermanentJobError } from './errors.js';
-import { inTransaction, pgExecutor, type Executor } from './db.js';
+// The worker loop, and the door to the worker path for the rest of the engine: claiming (worker/claim.ts),
+// the job object handed to handlers (worker/claimed-job.ts) and failure description (worker/failure.ts) live
+// in files of their own; importers keep one path, './worker.js'.
+import type { Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
 import { isDataException, SQLSTATE, sqlState } from './pg-errors.js';
 import { endSession } from './sql/transaction.js';
-import { claimArgs, claimGroupedArgs, completeArgs, completeLeafArgs, failArgs, heartbeatArgs, releaseArgs } from './sql/index.js';
+import { completeArgs, completeLeafArgs, failArgs, heartbeatArgs, releaseArgs } from './sql/index.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
-import type { Job, JobHandler, QueueLogger, QueuePolicy } from './types.js';
-
-/**
- * How often an empty claim reads its queue's profile again, at most (one primary-key probe of queues): the
- * queue may have been deleted and made again, its jobs in another table. A worker's and fetch()'s pace.
- */
-export const PROFILE_RECHECK_MS = 5_000;
+import type { JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
+import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
+import { LazyAbort, toJob } from './worker/claimed-job.js';
+import { describeFailure, type FailureInfo } from './worker/failure.js';
 
-/** A row as the claim statement returns it. */
-export interface ClaimedRow {
-  id: string;
-  queue: string;
-  data: unknown;
-  priority: number;
-  retry_count: number;
-  claim_count: number;
-  retry_limit: number;
-  singleton_key: string | null;
-  /** The attempt's stamp: started_on in microseconds since the epoch, as decimal text (see STAMPED). */
-  stamp: string;
-  /** Milliseconds since the epoch. */
-  created_on: number;
-  started_on: number;
-  start_after: number;
-  expire_seconds: number;
-  heartbeat_seconds: number | null;
-  /** A flow parent: some job waits for this one to complete. */
-  parent: boolean;
-  /** Deleted on completion (the queue's removeOnComplete, and the job holds no throttle slot). */
-  remove: boolean;
-}
+export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimFilter, type ClaimProfile, type GroupLimits } from './worker/claim.js';
+export { LazyAbort, toJob } from './worker/claimed-job.js';
+export { describeFailure, type FailureInfo } from './worker/failure.js';
 
 /** What a worker loop needs from the engine that owns it. */
 export interface WorkerContext {
@@ -63,214 +40,6 @@ export interface WorkerContext {
   readonly log: QueueLogger;
   /** Reports a failure of the loop itself (never a handler's throw). */
   error(err: unknown, context: string): void;
-}
-
-/** A worker id that says where it runs: host, pid and a random suffix. */
-export function newWorkerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-}
-
-/** Policies that allow one active job per key: their claim takes one job per key. */
-const ONE_ACTIVE_PER_KEY: ReadonlySet<QueuePolicy> = new Set(['singleton', 'stately']);
-
-/** How a queue's jobs are claimed (fixed once the queue is created). */
-export interface ClaimProfile {
-  policy: QueuePolicy;
-  /** The queue has a concurrency or rate limit: claims serialise on the queue's lock. */
-  limited: boolean;
-  /** The table that holds the queue's jobs, as an identifier within the schema: its own partition, or jobs_default. */
-  home: string;
-}
-
-/** A worker's groupConcurrency: the default limit per group, and limits per tier. */
-export interface GroupLimits {
-  default: number | null;
-  tiers: Record<string, number>;
-}
-
-/** What narrows a claim: priority bounds (fetch) and a worker's group limits; and how it commits. */
-export interface ClaimFilter {
-  minPriority?: number | null;
-  maxPriority?: number | null;
-  groups?: GroupLimits | null;
-  /**
-   * Commit without waiting for the WAL flush: a worker's claims, whose results carry the claim's stamp
-   * (STAMPED). fetch() leaves it off: a result by hand is fenced on retryCount only.
-   */
-  asyncCommit?: boolean;
-}
-
-/**
- * Claims up to `limit` jobs of `queue` for `workerId`, in claim order. When a racing claimer took the
- * same key first (the policy's unique index refuses the statement), it claims again once, then returns
- * what it got: a lost race is an empty fetch, never an error. A queue with limits (and a claim under
- * group limits) is claimed in a transaction that holds the queue's lock and claims no more than the
- * room the limits leave.
- */
-export async function claimJobs(
-  ctx: Pick<WorkerContext, 'exec' | 'statements' | 'connect' | 'schema'>,
-  queue: string,
-  profile: ClaimProfile,
-  limit: number,
-  workerId: string,
-  filter: ClaimFilter = {},
-): Promise<ClaimedRow[]> {
-  if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter, 2);
-  return inTransaction(ctx.connect, async (client) => {
-    await client.query(ctx.statements.lockQueueClaims, [queue, ctx.schema]);
-    const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
-    if (room <= 0) return [];
-    // One try: a unique violation would abort this transaction (limited claimers are serialised anyway).
-    const rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1);
-    if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
-    return rows;
-  });
-}
-
-async function claimWith(
-  exec: Executor,
-  statements: Statements,
-  queue: string,
-  policy: QueuePolicy,
-  limit: number,
-  workerId: string,
-  filter: ClaimFilter,
-  tries: number,
-): Promise<ClaimedRow[]> {
-  const request = { queue, limit, workerId, minPriority: filter.minPriority ?? null, maxPriority: filter.maxPriority ?? null, asyncCommit: filter.asyncCommit ?? false };
-  const claim = async (text: string, args: unknown[]): Promise<ClaimedRow[]> => {
-    for (let attempt = 1; attempt <= tries; attempt++) {
-      try {
-        return await exec.query<ClaimedRow>(text, args);
-      } catch (err) {
-        if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
-      }
-    }
-    return [];
-  };
-  let rows: ClaimedRow[];
-  if (filter.groups) {
-    rows = await claim(statements.claimJobsGrouped, claimGroupedArgs(request, filter.groups));
-  } else if (policy === 'key_strict_fifo') {
-    // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
-    rows = await claim(statements.claimJobsKeyFifo, claimArgs(request));
-  } else {
-    rows = await claim(ONE_ACTIVE_PER_KEY.has(policy) ? statements.claimJobsOnePerKey : statements.claimJobs, claimArgs(request));
-  }
-  // RETURNING does not keep the pick's order; handlers start in claim order.
-  return rows.sort((a, b) => b.priority - a.priority || a.start_after - b.start_after || compareIds(a.id, b.id));
-}
-
-/** Orders bigint ids given as decimal text (no sign, no leading zeros) without parsing them. */
-function compareIds(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/**
- * The job a handler receives. A class, so that `signal` is a getter on the prototype: an object literal
- * with a getter took 0.9 µs to build against 0.01 µs without, on every job
- * (docs/design.md, "The job object handed to handlers").
- */
-class ClaimedJob<T> implements Job<T> {
-  readonly id: string;
-  readonly name: string;
-  readonly data: T;
-  readonly priority: number;
-  readonly retryCount: number;
-  readonly retryLimit: number;
-  readonly singletonKey: string | null;
-  readonly createdOn: Date;
-  readonly startedOn: Date;
-  readonly expireInSeconds: number;
-  readonly heartbeatSeconds: number | null;
-  readonly heartbeat: () => Promise<void>;
-  /** Set only for a transactional handler (a declared field: no own `db` property otherwise). */
-  declare db?: PoolClient;
-  readonly #abort: { readonly signal: AbortSignal };
-
-  constructor(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>) {
-    this.id = row.id;
-    this.name = row.queue;
-    this.data = row.data as T;
-    this.priority = row.priority;
-    this.retryCount = row.retry_count;
-    this.retryLimit = row.retry_limit;
-    this.singletonKey = row.singleton_key;
-    this.createdOn = new Date(row.created_on);
-    this.startedOn = new Date(row.started_on);
-    this.expireInSeconds = row.expire_seconds;
-    this.heartbeatSeconds = row.heartbeat_seconds;
-    this.heartbeat = heartbeat;
-    this.#abort = abort;
-  }
-
-  get signal(): AbortSignal {
-    return this.#abort.signal;
-  }
-}
-
-/** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
-export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
-  const job = new ClaimedJob<T>(row, abort, heartbeat);
-  if (db) job.db = db;
-  return job;
-}
-
-/**
- * A job's abort signal, made only when its handler reads `job.signal` (most never do: an AbortController
- * per job was the largest cost in Node of draining no-op jobs). Aborting before that makes the signal
- * aborted from the start.
- */
-export class LazyAbort {
-  private controller: AbortController | null = null;
-  private reason: unknown;
-  aborted = false;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-/** What a failed attempt stores, and how it asks to be retried. */
-export interface FailureInfo {
-  error: { name: string; message: string; stack?: string; retryCount?: number };
-  permanent: boolean;
-  retryAfterSeconds: number | null;
-}
-
-const STACK_LINES = 20;
-
-/** Error text as jsonb can store it: NUL written out, lone surrogates replaced (U+FFFD). */
-function storable(text: string): string {
-  return (text.replaceAll('\u0000', '\\u0000') as unknown as { toWellFormed(): string }).toWellFormed();
-}
-
-/** Coerces anything thrown (strings, objects, undefined) into the error record a failed attempt keeps. */
-export function describeFailure(thrown: unknown, retryCount?: number): FailureInfo {
-  const err = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${describeValue(thrown)}`);
-  const fields = err as Error & { retryable?: unknown; retryAfterSeconds?: unknown };
-  const retryAfter = fields.retryAfterSeconds;
-  return {
-    error: {
-      name: storable(String(err.name)),
-      message: storable(String(err.message)),
-      stack: err.stack === undefined ? undefined : storable(err.stack.split('\n').slice(0, STACK_LINES).join('\n')),
-      retryCount,
-    },
-    permanent: err instanceof PermanentJobError || fields.retryable === false,
-    retryAfterSeconds: typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(Math.ceil(retryAfter), 2_147_483_647) : null,
-  };
 }
 
 /** One attempt: a job, its claim count and its stamp (the same job may be claimed again while a stale attempt runs). */
