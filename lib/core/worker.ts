@@ -11,7 +11,7 @@ import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
 import type { JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
-import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
+import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
 import { LazyAbort, toJob } from './worker/claimed-job.js';
 import { describeFailure, type FailureInfo } from './worker/failure.js';
 
@@ -19,17 +19,17 @@ export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type Cla
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
 
-/** What a worker loop needs from the engine that owns it. */
+/** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
 export interface WorkerContext {
   readonly exec: Executor;
-  /** How the queue's jobs are claimed, and where they are stored (replaced when `recheck` finds them changed). */
-  profile: ClaimProfile;
+  /** How the queue's jobs are claimed, and where they are stored, when the worker starts. */
+  readonly profile: ClaimProfile;
   /** A dedicated connection for a transactional handler; released by the worker. */
   connect(): Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
-  /** The statements for the queue's jobs (for `profile.home`; replaced with it). */
-  statements: Statements;
+  /** The statements for the queue's jobs (for `profile.home`). */
+  readonly statements: Statements;
   /**
    * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another
    * table), with the statements for it; null when the queue does not exist.
@@ -39,6 +39,19 @@ export interface WorkerContext {
   readonly channel: string;
   readonly log: QueueLogger;
   /** Reports a failure of the loop itself (never a handler's throw). */
+  error(err: unknown, context: string): void;
+}
+
+/**
+ * What the worker works with: the context's services, and where the queue's jobs are now. `profile` and
+ * `statements` start as the context's; only `Worker.recheck` replaces them.
+ */
+interface WorkerScope extends ClaimContext {
+  profile: ClaimProfile;
+  statements: Statements;
+  readonly channel: string;
+  readonly log: QueueLogger;
+  staleResult(): void;
   error(err: unknown, context: string): void;
 }
 
@@ -161,12 +174,26 @@ export class Worker {
   private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
   private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
+  private readonly scope: WorkerScope;
+
   constructor(
     private readonly ctx: WorkerContext,
     readonly queue: string,
     private readonly options: ParsedWorkOptions,
     private readonly handler: JobHandler,
-  ) {}
+  ) {
+    this.scope = {
+      exec: ctx.exec,
+      schema: ctx.schema,
+      channel: ctx.channel,
+      log: ctx.log,
+      profile: ctx.profile,
+      statements: ctx.statements,
+      connect: () => ctx.connect(),
+      staleResult: () => ctx.staleResult(),
+      error: (err, context) => ctx.error(err, context),
+    };
+  }
 
   /** Starts the loop; it runs until `stop`. */
   start(): void {
@@ -197,21 +224,21 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.ctx, this.queue, this.ctx.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
+        rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
         errorDelayMs = 0;
         // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
         if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
       } catch (err) {
         // undefined_table: the queue's partition is gone
         if (sqlState(err) === SQLSTATE.undefinedTable) await this.recheck().catch(() => undefined);
-        this.ctx.error(err, `claiming jobs of queue "${this.queue}"`);
+        this.scope.error(err, `claiming jobs of queue "${this.queue}"`);
         errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
         await this.sleep(errorDelayMs, false);
         continue;
       }
       if (this.stopping) {
         // A claim that returns during shutdown starts nothing (and stop() may have given up waiting for it).
-        await this.release(rows).catch((err) => this.ctx.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
+        await this.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
       const now = Date.now();
@@ -228,11 +255,11 @@ export class Worker {
   private async recheck(): Promise<void> {
     this.recheckedAt = Date.now();
     const fresh = await this.ctx.recheck();
-    const was = this.ctx.profile;
+    const was = this.scope.profile;
     if (fresh && (fresh.profile.home !== was.home || fresh.profile.policy !== was.policy || fresh.profile.limited !== was.limited)) {
-      this.ctx.profile = fresh.profile;
-      this.ctx.statements = fresh.statements;
-      this.ctx.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
+      this.scope.profile = fresh.profile;
+      this.scope.statements = fresh.statements;
+      this.scope.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
     }
   }
 
@@ -248,7 +275,7 @@ export class Worker {
 
   /** Claiming ahead is for queues without limits: a job waiting here would hold a limited slot idle. */
   private get prefetch(): boolean {
-    return !this.ctx.profile.limited && !this.options.groupConcurrency;
+    return !this.scope.profile.limited && !this.options.groupConcurrency;
   }
 
   /** The entry's handler no longer holds a slot (returned, cut off, handed back): counted once. */
@@ -301,7 +328,7 @@ export class Worker {
     }
     if (stale.length > 0) {
       this.aheadPaused = true;
-      void this.release(stale).catch((err) => this.ctx.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
+      void this.release(stale).catch((err) => this.scope.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
       if (!this.waitingForWork) this.wakeUp?.();
     }
     if (this.waiting.length === 0) {
@@ -422,7 +449,7 @@ export class Worker {
       this.markSettling(entry);
       await this.settle(entry, output, failure);
     } catch (err) {
-      this.ctx.error(err, `running job ${entry.row.id} of queue "${this.queue}"; it returns to the queue when its lease runs out`);
+      this.scope.error(err, `running job ${entry.row.id} of queue "${this.queue}"; it returns to the queue when its lease runs out`);
     }
   }
 
@@ -435,7 +462,7 @@ export class Worker {
     const { row } = entry;
     let tx: JobTransaction;
     try {
-      tx = await JobTransaction.begin(this.ctx.connect);
+      tx = await JobTransaction.begin(this.scope.connect);
     } catch (err) {
       if (entry.released) return;
       this.markSettling(entry);
@@ -458,7 +485,7 @@ export class Worker {
       if (!failure) {
         try {
           const held = await tx.commitWith(async (client) =>
-            (await client.query(this.ctx.statements.completeJobs, completeArgs({ queue: this.queue, ids: [row.id], retryCounts: [null], workerId: this.id, claimCounts: [row.claim_count], stamps: [row.stamp] }, [output], this.ctx.channel))).rowCount ?? 0,
+            (await client.query(this.scope.statements.completeJobs, completeArgs({ queue: this.queue, ids: [row.id], retryCounts: [null], workerId: this.id, claimCounts: [row.claim_count], stamps: [row.stamp] }, [output], this.scope.channel))).rowCount ?? 0,
           );
           if (!held) this.stale(row);
           return;
@@ -473,11 +500,11 @@ export class Worker {
   }
 
   /** Ends the server session of an abandoned transactional handler (see JobTransaction.abandon). */
-  private readonly endSession = (processId: number): Promise<unknown> => this.ctx.exec.query(endSession, [processId]);
+  private readonly endSession = (processId: number): Promise<unknown> => this.scope.exec.query(endSession, [processId]);
 
   private stale(row: ClaimedRow): void {
-    this.ctx.staleResult();
-    this.ctx.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
+    this.scope.staleResult();
+    this.scope.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
   }
 
   /**
@@ -500,7 +527,7 @@ export class Worker {
    * longer held by this worker: its result is discarded and counted.
    */
   private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
-    const { exec, statements, channel } = this.ctx;
+    const { exec, statements, channel } = this.scope;
     // Completions take one of three statements by kind of job, failures one of two (see settle.ts); a batch of
     // mixed kinds, rare, is written one kind at a time.
     const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : failed ? 'leaf' : o.entry.row.remove ? 'remove' : 'keep');
@@ -575,12 +602,12 @@ export class Worker {
       if (failure !== undefined) {
         if (isDataException(failure)) {
           // It would fail the same way every time. The jobs stay active until their lease runs out.
-          this.ctx.error(failure, `${what} (refused by the database)`);
+          this.scope.error(failure, `${what} (refused by the database)`);
           return;
         }
         if (tries >= SETTLE_ATTEMPTS) {
           // The jobs stay active under their lease; when it runs out they go back to the queue.
-          this.ctx.error(failure, `${what} (gave up after ${tries} tries)`);
+          this.scope.error(failure, `${what} (gave up after ${tries} tries)`);
           return;
         }
         await delay(100 * 2 ** tries).promise;
@@ -623,8 +650,8 @@ export class Worker {
     const entries = [...this.running.values()].filter((r) => r.row.heartbeat_seconds !== null && !r.settling);
     if (entries.length === 0) return;
     try {
-      const held = await this.ctx.exec.query<{ id: string; claim_count: number; stamp: string }>(
-        this.ctx.statements.heartbeatJobs,
+      const held = await this.scope.exec.query<{ id: string; claim_count: number; stamp: string }>(
+        this.scope.statements.heartbeatJobs,
         heartbeatArgs(this.queue, entries.map((r) => r.row), this.id),
       );
       const alive = new Set(held.map(attemptKey));
@@ -634,12 +661,12 @@ export class Worker {
         if (!alive.has(r.key) && this.running.get(r.key) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
       }
     } catch (err) {
-      this.ctx.error(err, `heartbeat of queue "${this.queue}"`);
+      this.scope.error(err, `heartbeat of queue "${this.queue}"`);
     }
   }
 
   private async heartbeat(entry: Running): Promise<void> {
-    const rows = await this.ctx.exec.query(this.ctx.statements.heartbeatJobs, heartbeatArgs(this.queue, [entry.row], this.id));
+    const rows = await this.scope.exec.query(this.scope.statements.heartbeatJobs, heartbeatArgs(this.queue, [entry.row], this.id));
     if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
@@ -647,7 +674,7 @@ export class Worker {
   private release(attempts: (Running | ClaimedRow)[]): Promise<unknown[]> {
     const rows = attempts.map((a) => ('row' in a ? a.row : a));
     if (rows.length === 0) return Promise.resolve([]);
-    return this.ctx.exec.query(this.ctx.statements.releaseJobs, releaseArgs(this.queue, rows, this.id, this.ctx.channel));
+    return this.scope.exec.query(this.scope.statements.releaseJobs, releaseArgs(this.queue, rows, this.id, this.scope.channel));
   }
 
   /**
@@ -699,9 +726,9 @@ export class Worker {
       }
       try {
         const released = await this.release(unfinished);
-        this.ctx.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
+        this.scope.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
       } catch (err) {
-        this.ctx.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
+        this.scope.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
       }
     }
     await settledAll();
