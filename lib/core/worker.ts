@@ -12,7 +12,8 @@ import type { PoolClient } from 'pg';
 import type { JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
 import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
-import { LazyAbort, toJob } from './worker/claimed-job.js';
+import { Attempts, attemptKey, type Attempt } from './worker/attempt.js';
+import { toJob } from './worker/claimed-job.js';
 import { describeFailure, type FailureInfo } from './worker/failure.js';
 
 export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimFilter, type ClaimProfile, type GroupLimits } from './worker/claim.js';
@@ -55,32 +56,6 @@ interface WorkerScope extends ClaimContext {
   error(err: unknown, context: string): void;
 }
 
-/** One attempt: a job, its claim count and its stamp (the same job may be claimed again while a stale attempt runs). */
-function attemptKey(r: { id: string; claim_count: number; stamp: string }): string {
-  return `${r.id}:${r.claim_count}:${r.stamp}`;
-}
-
-interface Running {
-  /** attemptKey of the row. */
-  key: string;
-  row: ClaimedRow;
-  abort: LazyAbort;
-  /** The handler holds a slot: it has not returned, been cut off or been handed back. */
-  busy: boolean;
-  /** When the lease (expireInSeconds, from the claim) runs out, in ms since the epoch: see sweepLeases. */
-  leaseEnd: number;
-  /** Shutdown asked this handler to stop: if it throws now, the job is handed back, not failed. */
-  stopRequested: boolean;
-  /** The job was handed back: the handler's result is ignored. */
-  released: boolean;
-  /** The result is being written: it is awaited, not handed back. */
-  settling: boolean;
-  /** A transactional handler's transaction, once begun: given up when the attempt is cut off or handed back. */
-  tx: JobTransaction | null;
-  done: Promise<void>;
-}
-
-
 /** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
 const SETTLE_ATTEMPTS = 5;
 
@@ -97,7 +72,7 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
 const SETTLE_BATCH_MAX = 500;
 
 interface Outcome {
-  entry: Running;
+  entry: Attempt;
   output: string | null;
   failure: FailureInfo | null;
 }
@@ -114,7 +89,7 @@ class OutcomeBatcher {
 
   constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
 
-  add(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
+  add(entry: Attempt, output: string | null, failure: FailureInfo | null): Promise<void> {
     return new Promise((resolve) => {
       this.pending.push({ entry, output, failure, resolve });
       if (!this.writing) {
@@ -143,7 +118,13 @@ export class Worker {
   readonly id = newWorkerId();
   private stopping = false;
   private stopped = false;
-  private readonly running = new Map<string, Running>();
+  private readonly attempts = new Attempts();
+  /**
+   * Shutdown aborted the handlers' signals: a throw from now on is the handler giving up, and its job is
+   * handed back, not failed. Held for the worker, not per attempt: it counts for every attempt that settles
+   * after it, a transactional failure written after its rollback as much as a plain throw.
+   */
+  private stopAsked = false;
   /** When this worker last read its queue's profile again (recheck). */
   private recheckedAt = Date.now();
   private loop: Promise<void> | null = null;
@@ -166,8 +147,6 @@ export class Worker {
   private waitDeadline = Infinity;
   /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
   private aheadPaused = false;
-  /** Handlers holding a slot (see Running.busy). */
-  private busyCount = 0;
   /** The lease timer of the running handlers (see armLeaseSweep), and when it fires. */
   private leaseSweep: NodeJS.Timeout | null = null;
   private leaseSweepAt = Infinity;
@@ -208,7 +187,7 @@ export class Worker {
 
   /** Jobs currently being handled. */
   get activeCount(): number {
-    return this.running.size;
+    return this.attempts.size;
   }
 
   private async run(): Promise<void> {
@@ -270,7 +249,7 @@ export class Worker {
    */
   private freeSlots(): number {
     const held = Math.max(this.options.concurrency, this.prefetch && !this.aheadPaused ? this.options.batchSize : 0);
-    return Math.min(held - this.busyCount - this.waiting.length, 2 * held - this.running.size - this.waiting.length);
+    return Math.min(held - this.attempts.busy - this.waiting.length, 2 * held - this.attempts.size - this.waiting.length);
   }
 
   /** Claiming ahead is for queues without limits: a job waiting here would hold a limited slot idle. */
@@ -278,17 +257,9 @@ export class Worker {
     return !this.scope.profile.limited && !this.options.groupConcurrency;
   }
 
-  /** The entry's handler no longer holds a slot (returned, cut off, handed back): counted once. */
-  private unbusy(entry: Running): void {
-    if (!entry.busy) return;
-    entry.busy = false;
-    this.busyCount--;
-  }
-
   /** The handler returned: its slot is free while its result is written. */
-  private markSettling(entry: Running): void {
-    entry.settling = true;
-    this.unbusy(entry);
+  private markSettling(entry: Attempt): void {
+    this.attempts.settle(entry);
     this.aheadPaused = false;
     this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
@@ -320,7 +291,7 @@ export class Worker {
       this.waiting.splice(0, this.waiting.length, ...kept);
       this.waitDeadline = soonest;
     }
-    let handling = this.busyCount;
+    let handling = this.attempts.busy;
     while (this.waiting.length > 0 && handling < this.options.concurrency) {
       const next = this.waiting.shift()!;
       handling++;
@@ -365,18 +336,11 @@ export class Worker {
   }
 
   private execute(row: ClaimedRow, claimedAt: number): void {
-    const abort = new LazyAbort();
-    const key = attemptKey(row);
-    // The lease began at the claim, not when the job left the local queue.
-    const leaseEnd = claimedAt + row.expire_seconds * 1000;
-    const entry: Running = { key, row, abort, busy: true, leaseEnd, stopRequested: false, released: false, settling: false, tx: null, done: Promise.resolve() };
-    this.busyCount++;
-    this.running.set(key, entry);
-    if (leaseEnd < this.leaseSweepAt) this.armLeaseSweep(leaseEnd);
+    const entry = this.attempts.begin(row, claimedAt);
+    if (entry.leaseEnd < this.leaseSweepAt) this.armLeaseSweep(entry.leaseEnd);
     if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
-    entry.done = this.handle(entry).finally(() => {
-      if (this.running.get(key) === entry) this.running.delete(key);
-      this.unbusy(entry);
+    entry.finished = this.handle(entry).finally(() => {
+      this.attempts.finish(entry);
       this.startWaiting();
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
@@ -399,8 +363,8 @@ export class Worker {
     this.leaseSweepAt = Infinity;
     const now = Date.now();
     let next = Infinity;
-    for (const entry of this.running.values()) {
-      if (entry.settling || entry.released) continue;
+    for (const entry of this.attempts.values()) {
+      if (entry.state !== 'running') continue;
       if (entry.leaseEnd <= now) this.expire(entry);
       else next = Math.min(next, entry.leaseEnd);
     }
@@ -412,15 +376,13 @@ export class Worker {
    * that never settles must not stall the loop), and the attempt fails now, fenced, with LeaseExpiredError
    * (retried while retries remain), without waiting for the reaper. A result it returns later is ignored.
    */
-  private expire(entry: Running): void {
-    if (entry.settling || entry.released || this.running.get(entry.key) !== entry) return;
+  private expire(entry: Attempt): void {
+    if (entry.state !== 'running' || !this.attempts.holds(entry)) return;
     const { row } = entry;
     const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
-    entry.released = true;
+    this.attempts.release(entry);
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
     entry.tx?.abandon(new Error(`job ${row.id}: ${message}`), this.endSession);
-    this.running.delete(entry.key);
-    this.unbusy(entry);
     this.startWaiting();
     if (!this.waitingForWork) this.wakeUp?.();
     const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
@@ -431,7 +393,7 @@ export class Worker {
    * Runs one attempt and writes its outcome. Never rejects: a failure of the engine itself is reported, and
    * the job, unsettled, stays under its lease until the reaper puts it back.
    */
-  private async handle(entry: Running): Promise<void> {
+  private async handle(entry: Attempt): Promise<void> {
     try {
       if (this.options.transactional) {
         await this.handleInTransaction(entry);
@@ -458,7 +420,7 @@ export class Worker {
    * commits only if both succeed (see JobTransaction). A failure is written after the rollback, on the pool:
    * the completion may hold the job's row lock until then.
    */
-  private async handleInTransaction(entry: Running): Promise<void> {
+  private async handleInTransaction(entry: Attempt): Promise<void> {
     const { row } = entry;
     let tx: JobTransaction;
     try {
@@ -511,8 +473,8 @@ export class Worker {
    * Writes an attempt's outcome: complete or fail, batched with the worker's other outcomes (see
    * OutcomeBatcher), or, for a throw during shutdown, hand the job back.
    */
-  private async settle(entry: Running, output: string | null, failure: FailureInfo | null): Promise<void> {
-    if (failure && entry.stopRequested) {
+  private async settle(entry: Attempt, output: string | null, failure: FailureInfo | null): Promise<void> {
+    if (failure && this.stopAsked) {
       // The handler gave up because we are shutting down: that is not the job's failure.
       await this.retrying(`handing back job ${entry.row.id} of queue "${this.queue}"`, async () => {
         if ((await this.release([entry])).length === 0) this.stale(entry.row);
@@ -630,7 +592,7 @@ export class Worker {
   private scheduleHeartbeat(): void {
     if (this.stopped || this.beating) return;
     let shortest = Infinity;
-    for (const r of this.running.values()) if (r.row.heartbeat_seconds !== null) shortest = Math.min(shortest, r.row.heartbeat_seconds);
+    for (const r of this.attempts.values()) if (r.row.heartbeat_seconds !== null) shortest = Math.min(shortest, r.row.heartbeat_seconds);
     if (shortest === Infinity) return;
     const waitMs = Math.max(200, (shortest * 1000) / 3);
     if (this.heartbeatTimer && Date.now() + waitMs >= this.heartbeatAt) return;
@@ -647,7 +609,7 @@ export class Worker {
   }
 
   private async beat(): Promise<void> {
-    const entries = [...this.running.values()].filter((r) => r.row.heartbeat_seconds !== null && !r.settling);
+    const entries = [...this.attempts.values()].filter((r) => r.row.heartbeat_seconds !== null && r.state === 'running');
     if (entries.length === 0) return;
     try {
       const held = await this.scope.exec.query<{ id: string; claim_count: number; stamp: string }>(
@@ -658,20 +620,20 @@ export class Worker {
       for (const r of entries) {
         // Not held any more (reaped, cancelled, or claimed again after a claim the server forgot): tell the
         // handler to stop; its result will be refused.
-        if (!alive.has(r.key) && this.running.get(r.key) === r && !r.settling) r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
+        if (!alive.has(r.key) && this.attempts.holds(r) && r.state === 'running') r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
       }
     } catch (err) {
       this.scope.error(err, `heartbeat of queue "${this.queue}"`);
     }
   }
 
-  private async heartbeat(entry: Running): Promise<void> {
+  private async heartbeat(entry: Attempt): Promise<void> {
     const rows = await this.scope.exec.query(this.scope.statements.heartbeatJobs, heartbeatArgs(this.queue, [entry.row], this.id));
     if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
   /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers. */
-  private release(attempts: (Running | ClaimedRow)[]): Promise<unknown[]> {
+  private release(attempts: (Attempt | ClaimedRow)[]): Promise<unknown[]> {
     const rows = attempts.map((a) => ('row' in a ? a.row : a));
     if (rows.length === 0) return Promise.resolve([]);
     return this.scope.exec.query(this.scope.statements.releaseJobs, releaseArgs(this.queue, rows, this.id, this.scope.channel));
@@ -699,30 +661,26 @@ export class Worker {
     await Promise.race([this.loop, claimWait.promise]);
     claimWait.cancel();
     await handingBack;
-    const settledAll = () => Promise.allSettled([...this.running.values()].map((r) => r.done));
-    if (this.running.size > 0) {
+    const settledAll = () => this.attempts.allFinished();
+    if (this.attempts.size > 0) {
       const timeout = delay(Math.max(0, deadline - Date.now()));
       await Promise.race([settledAll(), timeout.promise]);
       timeout.cancel();
     }
-    if (this.running.size > 0) {
-      for (const r of this.running.values()) {
-        r.stopRequested = true;
-        r.abort.abort(new Error('the worker is shutting down'));
-      }
+    if (this.attempts.size > 0) {
+      this.stopAsked = true;
+      for (const r of this.attempts.values()) r.abort.abort(new Error('the worker is shutting down'));
       const grace = delay(ABORT_GRACE_MS);
       await Promise.race([settledAll(), grace.promise]);
       grace.cancel();
     }
-    const unfinished = [...this.running.values()].filter((r) => !r.settling);
+    const unfinished = [...this.attempts.values()].filter((r) => r.state === 'running');
     if (unfinished.length > 0) {
       for (const r of unfinished) {
-        r.released = true;
+        this.attempts.release(r);
         // A handler still running keeps no connection: close() would wait for it, and a handler that never returns
         // would hold one for good.
         r.tx?.abandon(new Error(`job ${r.row.id} was handed back: the worker is shutting down`), this.endSession);
-        this.running.delete(r.key);
-        this.unbusy(r);
       }
       try {
         const released = await this.release(unfinished);
