@@ -1,11 +1,12 @@
 // The worker loop, and the door to the worker path for the rest of the engine: claiming (worker/claim.ts),
-// the job object handed to handlers (worker/claimed-job.ts) and failure description (worker/failure.ts) live
-// in files of their own; importers keep one path, './worker.js'.
+// the job object handed to handlers (worker/claimed-job.ts), failure description (worker/failure.ts), the
+// attempt (worker/attempt.ts) and the completer (worker/completer.ts) live in files of their own; importers
+// keep one path, './worker.js'.
 import type { Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
-import { isDataException, SQLSTATE, sqlState } from './pg-errors.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
 import { endSession } from './sql/transaction.js';
-import { completeArgs, completeLeafArgs, failArgs, heartbeatArgs, releaseArgs } from './sql/index.js';
+import { completeArgs, heartbeatArgs } from './sql/index.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
@@ -13,6 +14,7 @@ import type { JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
 import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
 import { Attempts, attemptKey, type Attempt } from './worker/attempt.js';
+import { Completer, type CompleterScope } from './worker/completer.js';
 import { toJob } from './worker/claimed-job.js';
 import { describeFailure, type FailureInfo } from './worker/failure.js';
 
@@ -47,17 +49,10 @@ export interface WorkerContext {
  * What the worker works with: the context's services, and where the queue's jobs are now. `profile` and
  * `statements` start as the context's; only `Worker.recheck` replaces them.
  */
-interface WorkerScope extends ClaimContext {
+interface WorkerScope extends ClaimContext, CompleterScope {
   profile: ClaimProfile;
   statements: Statements;
-  readonly channel: string;
-  readonly log: QueueLogger;
-  staleResult(): void;
-  error(err: unknown, context: string): void;
 }
-
-/** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
-const SETTLE_ATTEMPTS = 5;
 
 /** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */
 const ABORT_GRACE_MS = 250;
@@ -66,47 +61,6 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   return { promise, cancel: () => clearTimeout(timer) };
-}
-
-/** Most attempts one settle statement writes. */
-const SETTLE_BATCH_MAX = 500;
-
-interface Outcome {
-  entry: Attempt;
-  output: string | null;
-  failure: FailureInfo | null;
-}
-
-/**
- * Group commit for results: outcomes of handlers that return in the same turn of the event loop go out
- * together (the write starts on setImmediate), and outcomes that arrive while a write is in flight wait for
- * it and go together in the next statement. An idle worker adds no round trip, and a busy one writes many
- * results per statement. `write` never throws.
- */
-class OutcomeBatcher {
-  private pending: (Outcome & { resolve: () => void })[] = [];
-  private writing = false;
-
-  constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
-
-  add(entry: Attempt, output: string | null, failure: FailureInfo | null): Promise<void> {
-    return new Promise((resolve) => {
-      this.pending.push({ entry, output, failure, resolve });
-      if (!this.writing) {
-        this.writing = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
-      await this.write(batch);
-      for (const o of batch) o.resolve();
-    }
-    this.writing = false;
-  }
 }
 
 /**
@@ -150,8 +104,7 @@ export class Worker {
   /** The lease timer of the running handlers (see armLeaseSweep), and when it fires. */
   private leaseSweep: NodeJS.Timeout | null = null;
   private leaseSweepAt = Infinity;
-  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
-  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
+  private readonly completer: Completer;
 
   private readonly scope: WorkerScope;
 
@@ -168,10 +121,13 @@ export class Worker {
       log: ctx.log,
       profile: ctx.profile,
       statements: ctx.statements,
+      queue,
+      workerId: this.id,
       connect: () => ctx.connect(),
       staleResult: () => ctx.staleResult(),
       error: (err, context) => ctx.error(err, context),
     };
+    this.completer = new Completer(this.scope);
   }
 
   /** Starts the loop; it runs until `stop`. */
@@ -217,7 +173,7 @@ export class Worker {
       }
       if (this.stopping) {
         // A claim that returns during shutdown starts nothing (and stop() may have given up waiting for it).
-        await this.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
+        await this.completer.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
       const now = Date.now();
@@ -299,7 +255,7 @@ export class Worker {
     }
     if (stale.length > 0) {
       this.aheadPaused = true;
-      void this.release(stale).catch((err) => this.scope.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
+      void this.completer.release(stale).catch((err) => this.scope.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
       if (!this.waitingForWork) this.wakeUp?.();
     }
     if (this.waiting.length === 0) {
@@ -449,7 +405,7 @@ export class Worker {
           const held = await tx.commitWith(async (client) =>
             (await client.query(this.scope.statements.completeJobs, completeArgs({ queue: this.queue, ids: [row.id], retryCounts: [null], workerId: this.id, claimCounts: [row.claim_count], stamps: [row.stamp] }, [output], this.scope.channel))).rowCount ?? 0,
           );
-          if (!held) this.stale(row);
+          if (!held) this.completer.stale(row);
           return;
         } catch (err) {
           failure = describeFailure(err, row.retry_count);
@@ -464,124 +420,11 @@ export class Worker {
   /** Ends the server session of an abandoned transactional handler (see JobTransaction.abandon). */
   private readonly endSession = (processId: number): Promise<unknown> => this.scope.exec.query(endSession, [processId]);
 
-  private stale(row: ClaimedRow): void {
-    this.scope.staleResult();
-    this.scope.log.warn(`job ${row.id} of queue "${this.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
-  }
-
-  /**
-   * Writes an attempt's outcome: complete or fail, batched with the worker's other outcomes (see
-   * OutcomeBatcher), or, for a throw during shutdown, hand the job back.
-   */
-  private async settle(entry: Attempt, output: string | null, failure: FailureInfo | null): Promise<void> {
-    if (failure && this.stopAsked) {
-      // The handler gave up because we are shutting down: that is not the job's failure.
-      await this.retrying(`handing back job ${entry.row.id} of queue "${this.queue}"`, async () => {
-        if ((await this.release([entry])).length === 0) this.stale(entry.row);
-      });
-      return;
-    }
-    await (failure ? this.failures : this.completions).add(entry, output, failure);
-  }
-
-  /**
-   * Writes a batch of outcomes in one fenced statement. An attempt the statement did not change was no
-   * longer held by this worker: its result is discarded and counted.
-   */
-  private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
-    const { exec, statements, channel } = this.scope;
-    // Completions take one of three statements by kind of job, failures one of two (see settle.ts); a batch of
-    // mixed kinds, rare, is written one kind at a time.
-    const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : failed ? 'leaf' : o.entry.row.remove ? 'remove' : 'keep');
-    if (batch.some((o) => kind(o) !== kind(batch[0]!))) {
-      for (const k of ['parent', 'remove', 'keep', 'leaf']) {
-        const part = batch.filter((o) => kind(o) === k);
-        if (part.length > 0) await this.writeOutcomes(part, failed);
-      }
-      return;
-    }
-    type Written = { id: string; claim_count: number; stamp: string };
-    /** Writes `part` with the full statement (`full`, with a flow's work) or the leaf one of its kind. */
-    const settle = (part: Outcome[], full: boolean) => {
-      // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
-      // each element). A column that is null for every job goes as one null, which unnest pads.
-      // The fence of each attempt: this worker, its claim count and its stamp, with any retry count.
-      const target = {
-        queue: this.queue,
-        ids: `{${part.map((o) => o.entry.row.id).join(',')}}`,
-        retryCounts: null,
-        workerId: this.id,
-        claimCounts: `{${part.map((o) => o.entry.row.claim_count).join(',')}}`,
-        stamps: `{${part.map((o) => o.entry.row.stamp).join(',')}}`,
-      };
-      if (failed) {
-        const failures = {
-          errors: part.map((o) => JSON.stringify(o.failure!.error)),
-          permanent: part.map((o) => o.failure!.permanent),
-          retryAfterSeconds: part.map((o) => o.failure!.retryAfterSeconds),
-        };
-        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, failArgs(target, failures, channel));
-      }
-      const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
-      return full
-        ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel))
-        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, completeLeafArgs(target, outputs));
-    };
-    // What is written, across the retries of `write` below: a retry writes only the rest.
-    const written = new Set<string>();
-    const write = async () => {
-      const full = kind(batch[0]!) === 'parent';
-      const pending = batch.filter((o) => !written.has(o.entry.key));
-      if (pending.length > 0) for (const row of await settle(pending, full)) written.add(attemptKey(row));
-      // The claim's word that a job is no flow parent is a hint: a leaf statement leaves a job that turns out to
-      // be one (NO_CHILDREN in fragments.ts), and what it left goes through the full statement before it counts
-      // as refused by the fence.
-      const left = full ? [] : pending.filter((o) => !written.has(o.entry.key));
-      if (left.length > 0) for (const row of await settle(left, true)) written.add(attemptKey(row));
-      for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
-    };
-    try {
-      await write();
-    } catch (err) {
-      // One result the database refuses (SQLSTATE class 22, data exception) must not hold back the others:
-      // they are written one by one. Anything else (a lost connection) is retried as a batch.
-      if (batch.length > 1 && isDataException(err)) {
-        for (const o of batch) if (!written.has(o.entry.key)) await this.writeOutcomes([o], failed);
-        return;
-      }
-      await this.retrying(`settling ${batch.length} job(s) of queue "${this.queue}"`, write, err);
-    }
-  }
-
-  /**
-   * Runs a fenced write, retrying it a few times when the database is briefly unreachable instead of
-   * leaving the jobs active until their lease runs out and running them again. Never throws.
-   */
-  private async retrying(what: string, write: () => Promise<void>, firstError?: unknown): Promise<void> {
-    let failure = firstError;
-    let tries = firstError === undefined ? 0 : 1;
-    for (;;) {
-      if (failure !== undefined) {
-        if (isDataException(failure)) {
-          // It would fail the same way every time. The jobs stay active until their lease runs out.
-          this.scope.error(failure, `${what} (refused by the database)`);
-          return;
-        }
-        if (tries >= SETTLE_ATTEMPTS) {
-          // The jobs stay active under their lease; when it runs out they go back to the queue.
-          this.scope.error(failure, `${what} (gave up after ${tries} tries)`);
-          return;
-        }
-        await delay(100 * 2 ** tries).promise;
-      }
-      tries++;
-      try {
-        await write();
-        return;
-      } catch (err) {
-        failure = err;
-      }
-    }
+  /** Writes an attempt's outcome (see Completer), or, for a throw once shutdown asked handlers to stop, hands the job back. */
+  private settle(entry: Attempt, output: string | null, failure: FailureInfo | null): Promise<void> {
+    // The handler gave up because we are shutting down: that is not the job's failure.
+    if (failure && this.stopAsked) return this.completer.handBack(entry);
+    return this.completer.settle(entry, output, failure);
   }
 
   /**
@@ -632,13 +475,6 @@ export class Worker {
     if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
-  /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers. */
-  private release(attempts: (Attempt | ClaimedRow)[]): Promise<unknown[]> {
-    const rows = attempts.map((a) => ('row' in a ? a.row : a));
-    if (rows.length === 0) return Promise.resolve([]);
-    return this.scope.exec.query(this.scope.statements.releaseJobs, releaseArgs(this.queue, rows, this.id, this.scope.channel));
-  }
-
   /**
    * Stops claiming and waits up to `timeoutMs` for running handlers. Then it aborts their signals,
    * gives them a moment to return (a result is kept; a throw hands the job back), and hands back the
@@ -653,9 +489,7 @@ export class Worker {
     if (this.waitingTimer) clearTimeout(this.waitingTimer);
     this.waitingTimer = null;
     const notStarted = this.waiting.splice(0).map((w) => w.row);
-    const handingBack = notStarted.length === 0 ? Promise.resolve() : this.retrying(`handing back jobs of queue "${this.queue}" that had not started`, async () => {
-      await this.release(notStarted);
-    });
+    const handingBack = notStarted.length === 0 ? Promise.resolve() : this.completer.handBackUnstarted(notStarted);
     // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
     const claimWait = delay(timeoutMs);
     await Promise.race([this.loop, claimWait.promise]);
@@ -683,7 +517,7 @@ export class Worker {
         r.tx?.abandon(new Error(`job ${r.row.id} was handed back: the worker is shutting down`), this.endSession);
       }
       try {
-        const released = await this.release(unfinished);
+        const released = await this.completer.release(unfinished.map((r) => r.row));
         this.scope.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
       } catch (err) {
         this.scope.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
