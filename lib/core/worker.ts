@@ -1,22 +1,23 @@
 // The worker loop, and the door to the worker path for the rest of the engine: claiming (worker/claim.ts),
 // the job object handed to handlers (worker/claimed-job.ts), failure description (worker/failure.ts), the
-// attempt (worker/attempt.ts) and the completer (worker/completer.ts) live in files of their own; importers
-// keep one path, './worker.js'.
+// attempt (worker/attempt.ts), the lease clock (worker/lease-clock.ts) and the completer (worker/completer.ts)
+// live in files of their own; importers keep one path, './worker.js'.
 import type { Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import { endSession } from './sql/transaction.js';
-import { completeArgs, heartbeatArgs } from './sql/index.js';
+import { completeArgs } from './sql/index.js';
 import type { ParsedWorkOptions } from './options.js';
 import type { Statements } from './sql/index.js';
 import type { PoolClient } from 'pg';
 import type { JobHandler, QueueLogger } from './types.js';
 import { toJson } from './validate.js';
 import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './worker/claim.js';
-import { Attempts, attemptKey, type Attempt } from './worker/attempt.js';
+import { Attempts, type Attempt } from './worker/attempt.js';
 import { Completer, type CompleterScope } from './worker/completer.js';
 import { toJob } from './worker/claimed-job.js';
 import { describeFailure, type FailureInfo } from './worker/failure.js';
+import { LeaseClock, type LeaseClockScope } from './worker/lease-clock.js';
 
 export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimFilter, type ClaimProfile, type GroupLimits } from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
@@ -49,7 +50,7 @@ export interface WorkerContext {
  * What the worker works with: the context's services, and where the queue's jobs are now. `profile` and
  * `statements` start as the context's; only `Worker.recheck` replaces them.
  */
-interface WorkerScope extends ClaimContext, CompleterScope {
+interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope {
   profile: ClaimProfile;
   statements: Statements;
 }
@@ -71,7 +72,6 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
 export class Worker {
   readonly id = newWorkerId();
   private stopping = false;
-  private stopped = false;
   private readonly attempts = new Attempts();
   /**
    * Shutdown aborted the handlers' signals: a throw from now on is the handler giving up, and its job is
@@ -86,9 +86,6 @@ export class Worker {
   private notified = false;
   private waitingForWork = false;
   private wakeUp: (() => void) | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
-  private heartbeatAt = Infinity;
-  private beating: Promise<void> | null = null;
   /**
    * Claimed jobs waiting for a slot: with batchSize above concurrency the worker claims ahead (a local
    * prefetch), so a fast handler never waits for a round trip between batches. Their lease runs from the
@@ -101,10 +98,8 @@ export class Worker {
   private waitDeadline = Infinity;
   /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
   private aheadPaused = false;
-  /** The lease timer of the running handlers (see armLeaseSweep), and when it fires. */
-  private leaseSweep: NodeJS.Timeout | null = null;
-  private leaseSweepAt = Infinity;
   private readonly completer: Completer;
+  private readonly clock: LeaseClock;
 
   private readonly scope: WorkerScope;
 
@@ -128,6 +123,7 @@ export class Worker {
       error: (err, context) => ctx.error(err, context),
     };
     this.completer = new Completer(this.scope);
+    this.clock = new LeaseClock(this.scope, this.attempts, (attempt) => this.expire(attempt));
   }
 
   /** Starts the loop; it runs until `stop`. */
@@ -293,38 +289,13 @@ export class Worker {
 
   private execute(row: ClaimedRow, claimedAt: number): void {
     const entry = this.attempts.begin(row, claimedAt);
-    if (entry.leaseEnd < this.leaseSweepAt) this.armLeaseSweep(entry.leaseEnd);
-    if (row.heartbeat_seconds !== null) this.scheduleHeartbeat();
+    this.clock.track(entry);
     entry.finished = this.handle(entry).finally(() => {
       this.attempts.finish(entry);
       this.startWaiting();
       // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
       if (!this.waitingForWork) this.wakeUp?.();
     });
-  }
-
-  /**
-   * One timer per worker for the leases of its running handlers, set for the soonest (a timer per job cost
-   * about 1 µs and an allocation per job). When it fires, every handler past its lease is expired, and it is
-   * set again for the soonest of the others. A handler that returns leaves it as it is: the sweep skips it.
-   */
-  private armLeaseSweep(at: number): void {
-    if (this.leaseSweep) clearTimeout(this.leaseSweep);
-    this.leaseSweepAt = at;
-    this.leaseSweep = setTimeout(() => this.sweepLeases(), Math.max(0, at - Date.now()));
-  }
-
-  private sweepLeases(): void {
-    this.leaseSweep = null;
-    this.leaseSweepAt = Infinity;
-    const now = Date.now();
-    let next = Infinity;
-    for (const entry of this.attempts.values()) {
-      if (entry.state !== 'running') continue;
-      if (entry.leaseEnd <= now) this.expire(entry);
-      else next = Math.min(next, entry.leaseEnd);
-    }
-    if (next < Infinity && !this.stopped) this.armLeaseSweep(next);
   }
 
   /**
@@ -359,7 +330,7 @@ export class Worker {
       let output: string | null = null;
       let failure: FailureInfo | null = null;
       try {
-        output = toJson('handler output', await this.handler(toJob(entry.row, entry.abort, () => this.heartbeat(entry))));
+        output = toJson('handler output', await this.handler(toJob(entry.row, entry.abort, () => this.clock.heartbeat(entry))));
       } catch (err) {
         failure = describeFailure(err, entry.row.retry_count);
       }
@@ -394,7 +365,7 @@ export class Worker {
       entry.tx = tx;
       let output: string | null = null;
       try {
-        output = toJson('handler output', await this.handler(toJob(row, entry.abort, () => this.heartbeat(entry), tx.client)));
+        output = toJson('handler output', await this.handler(toJob(row, entry.abort, () => this.clock.heartbeat(entry), tx.client)));
       } catch (err) {
         failure = describeFailure(err, row.retry_count);
       }
@@ -425,54 +396,6 @@ export class Worker {
     // The handler gave up because we are shutting down: that is not the job's failure.
     if (failure && this.stopAsked) return this.completer.handBack(entry);
     return this.completer.settle(entry, output, failure);
-  }
-
-  /**
-   * Keeps the heartbeats of all running jobs that have one, in one statement per tick. A tick comes every
-   * third of the shortest heartbeat interval among them, so two ticks may fail before the reaper takes a
-   * job; a job with a shorter interval than the armed tick brings the tick forward.
-   */
-  private scheduleHeartbeat(): void {
-    if (this.stopped || this.beating) return;
-    let shortest = Infinity;
-    for (const r of this.attempts.values()) if (r.row.heartbeat_seconds !== null) shortest = Math.min(shortest, r.row.heartbeat_seconds);
-    if (shortest === Infinity) return;
-    const waitMs = Math.max(200, (shortest * 1000) / 3);
-    if (this.heartbeatTimer && Date.now() + waitMs >= this.heartbeatAt) return;
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatAt = Date.now() + waitMs;
-    this.heartbeatTimer = setTimeout(() => {
-      this.heartbeatTimer = null;
-      this.heartbeatAt = Infinity;
-      this.beating = this.beat().finally(() => {
-        this.beating = null;
-        this.scheduleHeartbeat();
-      });
-    }, waitMs);
-  }
-
-  private async beat(): Promise<void> {
-    const entries = [...this.attempts.values()].filter((r) => r.row.heartbeat_seconds !== null && r.state === 'running');
-    if (entries.length === 0) return;
-    try {
-      const held = await this.scope.exec.query<{ id: string; claim_count: number; stamp: string }>(
-        this.scope.statements.heartbeatJobs,
-        heartbeatArgs(this.queue, entries.map((r) => r.row), this.id),
-      );
-      const alive = new Set(held.map(attemptKey));
-      for (const r of entries) {
-        // Not held any more (reaped, cancelled, or claimed again after a claim the server forgot): tell the
-        // handler to stop; its result will be refused.
-        if (!alive.has(r.key) && this.attempts.holds(r) && r.state === 'running') r.abort.abort(new Error(`job ${r.row.id} is no longer held by this worker`));
-      }
-    } catch (err) {
-      this.scope.error(err, `heartbeat of queue "${this.queue}"`);
-    }
-  }
-
-  private async heartbeat(entry: Attempt): Promise<void> {
-    const rows = await this.scope.exec.query(this.scope.statements.heartbeatJobs, heartbeatArgs(this.queue, [entry.row], this.id));
-    if (rows.length === 0 && !entry.abort.aborted) entry.abort.abort(new Error(`job ${entry.row.id} is no longer held by this worker`));
   }
 
   /**
@@ -524,11 +447,6 @@ export class Worker {
       }
     }
     await settledAll();
-    this.stopped = true;
-    if (this.leaseSweep) clearTimeout(this.leaseSweep);
-    this.leaseSweep = null;
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = null;
-    await this.beating;
+    await this.clock.stop();
   }
 }
