@@ -1,7 +1,8 @@
 // The worker loop, and the door to the worker path for the rest of the engine: claiming (worker/claim.ts),
 // the job object handed to handlers (worker/claimed-job.ts), failure description (worker/failure.ts), the
-// attempt (worker/attempt.ts), the lease clock (worker/lease-clock.ts) and the completer (worker/completer.ts)
-// live in files of their own; importers keep one path, './worker.js'.
+// local queue of claimed-ahead jobs (worker/local-queue.ts), the attempt (worker/attempt.ts), the lease clock
+// (worker/lease-clock.ts) and the completer (worker/completer.ts) live in files of their own; importers keep
+// one path, './worker.js'.
 import type { Executor } from './db.js';
 import { JobTransaction } from './job-transaction.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
@@ -18,6 +19,7 @@ import { Completer, type CompleterScope } from './worker/completer.js';
 import { toJob } from './worker/claimed-job.js';
 import { describeFailure, type FailureInfo } from './worker/failure.js';
 import { LeaseClock, type LeaseClockScope } from './worker/lease-clock.js';
+import { LocalQueue } from './worker/local-queue.js';
 
 export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimFilter, type ClaimProfile, type GroupLimits } from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
@@ -86,18 +88,7 @@ export class Worker {
   private notified = false;
   private waitingForWork = false;
   private wakeUp: (() => void) | null = null;
-  /**
-   * Claimed jobs waiting for a slot: with batchSize above concurrency the worker claims ahead (a local
-   * prefetch), so a fast handler never waits for a round trip between batches. Their lease runs from the
-   * claim; one that waits too long is handed back (no attempt counted), and so are all of them at stop.
-   */
-  private readonly waiting: { row: ClaimedRow; claimedAt: number }[] = [];
-  private waitingTimer: NodeJS.Timeout | null = null;
-  /** When the armed waitingTimer fires, and the soonest deadline of a waiting job (a lower bound). */
-  private waitingTimerAt = Infinity;
-  private waitDeadline = Infinity;
-  /** Jobs waited too long for a slot (slow handlers): claim no more than the slots until one frees. */
-  private aheadPaused = false;
+  private readonly local: LocalQueue;
   private readonly completer: Completer;
   private readonly clock: LeaseClock;
 
@@ -124,6 +115,17 @@ export class Worker {
     };
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, this.attempts, (attempt) => this.expire(attempt));
+    const attempts = this.attempts;
+    this.local = new LocalQueue(options, {
+      get busy() {
+        return attempts.busy;
+      },
+      start: (row, claimedAt) => this.execute(row, claimedAt),
+      expired: (rows) => {
+        void this.completer.release(rows).catch((err) => this.scope.error(err, `handing back ${rows.length} job(s) of queue "${queue}" that waited too long for a slot`));
+        this.wakeForSlot();
+      },
+    });
   }
 
   /** Starts the loop; it runs until `stop`. */
@@ -145,9 +147,9 @@ export class Worker {
   private async run(): Promise<void> {
     let errorDelayMs = 0;
     while (!this.stopping) {
-      const free = this.freeSlots();
+      const free = this.local.room(this.scope.profile.limited, this.attempts.busy, this.attempts.size);
       // With jobs waiting locally there is no hurry: claim again once a good part of a batch fits.
-      if (free <= 0 || (this.waiting.length > 0 && free < Math.ceil(this.options.batchSize / 2))) {
+      if (free <= 0 || (this.local.length > 0 && free < Math.ceil(this.options.batchSize / 2))) {
         await this.sleep(null, false);
         continue;
       }
@@ -172,12 +174,8 @@ export class Worker {
         await this.completer.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
-      const now = Date.now();
-      for (const row of rows) {
-        this.waiting.push({ row, claimedAt: now });
-        this.waitDeadline = Math.min(this.waitDeadline, now + Worker.waitLimitMs(row));
-      }
-      this.startWaiting();
+      this.local.push(rows, Date.now());
+      this.local.dispatch();
       if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
     }
   }
@@ -194,80 +192,12 @@ export class Worker {
     }
   }
 
-  /**
-   * Slots for new jobs: a handler holds its slot until it returns, not while its result is written (that
-   * result goes out with others in one statement). Results waiting to be written are bounded too: no
-   * more than `concurrency` of them, so a slow database slows the claims down.
-   */
-  private freeSlots(): number {
-    const held = Math.max(this.options.concurrency, this.prefetch && !this.aheadPaused ? this.options.batchSize : 0);
-    return Math.min(held - this.attempts.busy - this.waiting.length, 2 * held - this.attempts.size - this.waiting.length);
-  }
-
-  /** Claiming ahead is for queues without limits: a job waiting here would hold a limited slot idle. */
-  private get prefetch(): boolean {
-    return !this.scope.profile.limited && !this.options.groupConcurrency;
-  }
-
   /** The handler returned: its slot is free while its result is written. */
   private markSettling(entry: Attempt): void {
     this.attempts.settle(entry);
-    this.aheadPaused = false;
-    this.startWaiting();
-    if (!this.waitingForWork) this.wakeUp?.();
-  }
-
-  /** How long a claimed job may wait for a slot: half its lease (or heartbeat interval). */
-  private static waitLimitMs(row: ClaimedRow): number {
-    return (Math.min(row.expire_seconds, row.heartbeat_seconds ?? Infinity) * 1000) / 2;
-  }
-
-  /** Starts waiting jobs while slots are free; hands back those that waited too long. */
-  private startWaiting(): void {
-    if (this.stopping) return;
-    const now = Date.now();
-    // Leases and heartbeat intervals differ per job: each waiting job is held to its own deadline. The
-    // list is scanned only once the soonest deadline (a lower bound, kept as jobs arrive) has come.
-    const stale: ClaimedRow[] = [];
-    if (now >= this.waitDeadline) {
-      const kept: typeof this.waiting = [];
-      let soonest = Infinity;
-      for (const w of this.waiting) {
-        const deadline = w.claimedAt + Worker.waitLimitMs(w.row);
-        if (now >= deadline) stale.push(w.row);
-        else {
-          kept.push(w);
-          soonest = Math.min(soonest, deadline);
-        }
-      }
-      this.waiting.splice(0, this.waiting.length, ...kept);
-      this.waitDeadline = soonest;
-    }
-    let handling = this.attempts.busy;
-    while (this.waiting.length > 0 && handling < this.options.concurrency) {
-      const next = this.waiting.shift()!;
-      handling++;
-      this.execute(next.row, next.claimedAt);
-    }
-    if (stale.length > 0) {
-      this.aheadPaused = true;
-      void this.completer.release(stale).catch((err) => this.scope.error(err, `handing back ${stale.length} job(s) of queue "${this.queue}" that waited too long for a slot`));
-      if (!this.waitingForWork) this.wakeUp?.();
-    }
-    if (this.waiting.length === 0) {
-      this.waitDeadline = Infinity;
-      if (this.waitingTimer) clearTimeout(this.waitingTimer);
-      this.waitingTimer = null;
-    } else if (this.waitingTimerAt !== this.waitDeadline) {
-      if (this.waitingTimer) clearTimeout(this.waitingTimer);
-      this.waitingTimerAt = this.waitDeadline;
-      this.waitingTimer = setTimeout(() => {
-        this.waitingTimer = null;
-        this.waitingTimerAt = Infinity;
-        this.startWaiting();
-      }, Math.max(0, this.waitDeadline - now));
-      this.waitingTimer.unref();
-    }
+    this.local.resume();
+    this.local.dispatch();
+    this.wakeForSlot();
   }
 
   /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
@@ -287,14 +217,18 @@ export class Worker {
     });
   }
 
+  /** A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained. */
+  private wakeForSlot(): void {
+    if (!this.waitingForWork) this.wakeUp?.();
+  }
+
   private execute(row: ClaimedRow, claimedAt: number): void {
     const entry = this.attempts.begin(row, claimedAt);
     this.clock.track(entry);
     entry.finished = this.handle(entry).finally(() => {
       this.attempts.finish(entry);
-      this.startWaiting();
-      // A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained.
-      if (!this.waitingForWork) this.wakeUp?.();
+      this.local.dispatch();
+      this.wakeForSlot();
     });
   }
 
@@ -310,8 +244,8 @@ export class Worker {
     this.attempts.release(entry);
     entry.abort.abort(new Error(`job ${row.id}: ${message}`));
     entry.tx?.abandon(new Error(`job ${row.id}: ${message}`), this.endSession);
-    this.startWaiting();
-    if (!this.waitingForWork) this.wakeUp?.();
+    this.local.dispatch();
+    this.wakeForSlot();
     const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
     void this.settle(entry, null, describeFailure(error, row.retry_count));
   }
@@ -409,9 +343,7 @@ export class Worker {
     const deadline = Date.now() + timeoutMs;
     // Jobs claimed ahead never started: they go back at once, no attempt counted (before waiting for a
     // claim in flight, which a slow database may hold up). A claim that returns later hands its jobs back.
-    if (this.waitingTimer) clearTimeout(this.waitingTimer);
-    this.waitingTimer = null;
-    const notStarted = this.waiting.splice(0).map((w) => w.row);
+    const notStarted = this.local.stop();
     const handingBack = notStarted.length === 0 ? Promise.resolve() : this.completer.handBackUnstarted(notStarted);
     // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
     const claimWait = delay(timeoutMs);
