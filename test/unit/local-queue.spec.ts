@@ -104,6 +104,21 @@ describe('the local queue', () => {
     expect(o.handedBack).toEqual([['beating'], ['slow']]);
   });
 
+  it('arms a timer again for a job whose deadline falls where an earlier, cleared one was', () => {
+    const o = owner();
+    o.busy = 2;
+    const local = new LocalQueue(options, o);
+    local.push([row('1')], Date.now());
+    local.dispatch();
+    o.busy = 1;
+    local.dispatch();
+    expect(o.started).toEqual(ids(1));
+    local.push([row('2')], Date.now());
+    local.dispatch();
+    jest.advanceTimersByTime(5_000);
+    expect(o.handedBack).toEqual([ids(2)]);
+  });
+
   it('gives every waiting job back at stop, and then starts nothing, takes nothing and hands nothing back', () => {
     const o = owner();
     o.busy = 2;

@@ -168,5 +168,7 @@ export class LocalQueue {
   private clearTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // Forgotten with the timer: a later deadline at the same instant must arm a timer of its own.
+    this.timerAt = Infinity;
   }
 }
