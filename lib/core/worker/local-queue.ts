@@ -120,8 +120,10 @@ export class LocalQueue {
       this.waiting.splice(0, this.waiting.length, ...kept);
       this.deadline = soonest;
     }
-    // Counted here, not read again from the owner: a handler that throws at once re-enters dispatch() from
-    // start(), and that inner call starts what its freed slot allows.
+    // Counted from the owner's count at the start, as the worker always did. A known gap: a handler that
+    // throws synchronously re-enters dispatch() through start() and refills its freed slot there, which this
+    // count does not see, so one job more than `concurrency` may start. Reading owner.busy at each turn
+    // would close it; that is a change of behaviour, left for a change of its own.
     let handling = this.owner.busy;
     while (this.waiting.length > 0 && handling < this.concurrency) {
       const next = this.waiting.shift()!;
