@@ -1,0 +1,219 @@
+// The completer: every write that ends a worker's attempt (complete, fail, hand back), fenced to the
+// attempt, batched across attempts, retried when the database is briefly away. It knows an executor and the
+// statements, nothing of the loop, so its rules are unit-tested with a fake executor (test/unit/completer.spec.ts).
+import type { Executor } from '../db.js';
+import { isDataException } from '../pg-errors.js';
+import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
+import type { HeldAttempt } from '../sql/lease.js';
+import type { QueueLogger } from '../types.js';
+import { attemptKey } from './attempt.js';
+import type { FailureInfo } from './failure.js';
+
+/** What the completer needs from its worker. */
+export interface CompleterScope {
+  readonly exec: Executor;
+  /** Read at each write: the worker replaces them when its queue was made again elsewhere. */
+  readonly statements: Statements;
+  readonly queue: string;
+  readonly workerId: string;
+  readonly channel: string;
+  readonly log: QueueLogger;
+  /** Counts a result refused by the fence (the worker no longer held the job). */
+  staleResult(): void;
+  /** Reports a write given up (never thrown: the job stays under its lease until the reaper takes it back). */
+  error(err: unknown, context: string): void;
+}
+
+/** An attempt as the completer writes it: its key (attemptKey) and the row fields its statements use. */
+export interface Finished {
+  readonly key: string;
+  readonly row: HeldAttempt & { readonly parent: boolean; readonly remove: boolean };
+}
+
+/** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
+const SETTLE_ATTEMPTS = 5;
+
+/** Most attempts one settle statement writes. */
+const SETTLE_BATCH_MAX = 500;
+
+interface Outcome {
+  entry: Finished;
+  output: string | null;
+  failure: FailureInfo | null;
+}
+
+/**
+ * Group commit for results: outcomes of handlers that return in the same turn of the event loop go out
+ * together (the write starts on setImmediate), and outcomes that arrive while a write is in flight wait for
+ * it and go together in the next statement. An idle worker adds no round trip, and a busy one writes many
+ * results per statement. `write` never throws.
+ */
+class OutcomeBatcher {
+  private pending: (Outcome & { resolve: () => void })[] = [];
+  private writing = false;
+
+  constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
+
+  add(entry: Finished, output: string | null, failure: FailureInfo | null): Promise<void> {
+    return new Promise((resolve) => {
+      this.pending.push({ entry, output, failure, resolve });
+      if (!this.writing) {
+        this.writing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
+      await this.write(batch);
+      for (const o of batch) o.resolve();
+    }
+    this.writing = false;
+  }
+}
+
+type Written = { id: string; claim_count: number; stamp: string };
+
+/** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
+export class Completer {
+  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
+  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
+
+  constructor(private readonly scope: CompleterScope) {}
+
+  /**
+   * Writes an attempt's outcome, `output` when `failure` is null, batched with the worker's other outcomes;
+   * settles once it is written, refused by the fence (counted), or given up (reported).
+   */
+  settle(entry: Finished, output: string | null, failure: FailureInfo | null): Promise<void> {
+    return (failure ? this.failures : this.completions).add(entry, output, failure);
+  }
+
+  /** Hands one attempt back (no attempt counted), retried; one the fence refuses is counted stale. */
+  handBack(entry: Finished): Promise<void> {
+    return this.retrying(`handing back job ${entry.row.id} of queue "${this.scope.queue}"`, async () => {
+      if ((await this.release([entry.row])).length === 0) this.stale(entry.row);
+    });
+  }
+
+  /** Hands back jobs claimed ahead that never started, retried. */
+  handBackUnstarted(rows: readonly HeldAttempt[]): Promise<void> {
+    return this.retrying(`handing back jobs of queue "${this.scope.queue}" that had not started`, async () => {
+      await this.release(rows);
+    });
+  }
+
+  /** Hands attempts back to the queue (no attempt counted) and wakes the queue's workers: one try. */
+  release(rows: readonly HeldAttempt[]): Promise<unknown[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    const { exec, statements, queue, workerId, channel } = this.scope;
+    return exec.query(statements.releaseJobs, releaseArgs(queue, rows, workerId, channel));
+  }
+
+  /** An attempt's result was refused by the fence: this worker no longer held the job. */
+  stale(row: HeldAttempt): void {
+    this.scope.staleResult();
+    this.scope.log.warn(`job ${row.id} of queue "${this.scope.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
+  }
+
+  /**
+   * Writes a batch of outcomes in one fenced statement. An attempt the statement did not change was no
+   * longer held by this worker: its result is discarded and counted.
+   */
+  private async writeOutcomes(batch: Outcome[], failed: boolean): Promise<void> {
+    // Completions take one of three statements by kind of job, failures one of two (see settle.ts); a batch of
+    // mixed kinds, rare, is written one kind at a time.
+    const kind = (o: Outcome) => (o.entry.row.parent ? 'parent' : failed ? 'leaf' : o.entry.row.remove ? 'remove' : 'keep');
+    if (batch.some((o) => kind(o) !== kind(batch[0]!))) {
+      for (const k of ['parent', 'remove', 'keep', 'leaf']) {
+        const part = batch.filter((o) => kind(o) === k);
+        if (part.length > 0) await this.writeOutcomes(part, failed);
+      }
+      return;
+    }
+    const { exec, statements, channel, queue, workerId } = this.scope;
+    /** Writes `part` with the full statement (`full`, with a flow's work) or the leaf one of its kind. */
+    const settle = (part: Outcome[], full: boolean) => {
+      // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
+      // each element). A column that is null for every job goes as one null, which unnest pads.
+      // The fence of each attempt: this worker, its claim count and its stamp, with any retry count.
+      const target = {
+        queue,
+        ids: `{${part.map((o) => o.entry.row.id).join(',')}}`,
+        retryCounts: null,
+        workerId,
+        claimCounts: `{${part.map((o) => o.entry.row.claim_count).join(',')}}`,
+        stamps: `{${part.map((o) => o.entry.row.stamp).join(',')}}`,
+      };
+      if (failed) {
+        const failures = {
+          errors: part.map((o) => JSON.stringify(o.failure!.error)),
+          permanent: part.map((o) => o.failure!.permanent),
+          retryAfterSeconds: part.map((o) => o.failure!.retryAfterSeconds),
+        };
+        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, failArgs(target, failures, channel));
+      }
+      const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
+      return full
+        ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel))
+        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, completeLeafArgs(target, outputs));
+    };
+    // What is written, across the retries of `write` below: a retry writes only the rest.
+    const written = new Set<string>();
+    const write = async () => {
+      const full = kind(batch[0]!) === 'parent';
+      const pending = batch.filter((o) => !written.has(o.entry.key));
+      if (pending.length > 0) for (const row of await settle(pending, full)) written.add(attemptKey(row));
+      // The claim's word that a job is no flow parent is a hint: a leaf statement leaves a job that turns out to
+      // be one (NO_CHILDREN in fragments.ts), and what it left goes through the full statement before it counts
+      // as refused by the fence.
+      const left = full ? [] : pending.filter((o) => !written.has(o.entry.key));
+      if (left.length > 0) for (const row of await settle(left, true)) written.add(attemptKey(row));
+      for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
+    };
+    try {
+      await write();
+    } catch (err) {
+      // One result the database refuses (SQLSTATE class 22, data exception) must not hold back the others:
+      // they are written one by one. Anything else (a lost connection) is retried as a batch.
+      if (batch.length > 1 && isDataException(err)) {
+        for (const o of batch) if (!written.has(o.entry.key)) await this.writeOutcomes([o], failed);
+        return;
+      }
+      await this.retrying(`settling ${batch.length} job(s) of queue "${queue}"`, write, err);
+    }
+  }
+
+  /**
+   * Runs a fenced write, retrying it a few times when the database is briefly unreachable instead of
+   * leaving the jobs active until their lease runs out and running them again. Never throws.
+   */
+  private async retrying(what: string, write: () => Promise<void>, firstError?: unknown): Promise<void> {
+    let failure = firstError;
+    let tries = firstError === undefined ? 0 : 1;
+    for (;;) {
+      if (failure !== undefined) {
+        if (isDataException(failure)) {
+          // It would fail the same way every time. The jobs stay active until their lease runs out.
+          this.scope.error(failure, `${what} (refused by the database)`);
+          return;
+        }
+        if (tries >= SETTLE_ATTEMPTS) {
+          // The jobs stay active under their lease; when it runs out they go back to the queue.
+          this.scope.error(failure, `${what} (gave up after ${tries} tries)`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+      }
+      tries++;
+      try {
+        await write();
+        return;
+      } catch (err) {
+        failure = err;
+      }
+    }
+  }
+}

@@ -1,0 +1,286 @@
+// The worker loop: claims jobs for one queue and runs their handlers, composed of the worker path's parts:
+// claims go to the local queue, which starts them as attempts on free slots; the lease clock watches their
+// leases; the completer writes how they end. The loop itself keeps only what concerns the loop: when to
+// claim, when to sleep, how to stop.
+import type { PoolClient } from 'pg';
+import type { Executor } from '../db.js';
+import type { ParsedWorkOptions } from '../options.js';
+import { SQLSTATE, sqlState } from '../pg-errors.js';
+import type { Statements } from '../sql/index.js';
+import type { JobHandler, QueueLogger } from '../types.js';
+import { Attempts, type Attempt } from './attempt.js';
+import { AttemptRunner, type AttemptRunnerScope } from './attempt-runner.js';
+import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './claim.js';
+import { Completer, type CompleterScope } from './completer.js';
+import { describeFailure } from './failure.js';
+import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
+import { LocalQueue } from './local-queue.js';
+
+/** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
+export interface WorkerContext {
+  readonly exec: Executor;
+  /** How the queue's jobs are claimed, and where they are stored, when the worker starts. */
+  readonly profile: ClaimProfile;
+  /** A dedicated connection for a transactional handler; released by the worker. */
+  connect(): Promise<PoolClient>;
+  /** Counts a result refused by the fence (the worker no longer held the job). */
+  staleResult(): void;
+  /** The statements for the queue's jobs (for `profile.home`). */
+  readonly statements: Statements;
+  /**
+   * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another
+   * table), with the statements for it; null when the queue does not exist.
+   */
+  recheck(): Promise<{ profile: ClaimProfile; statements: Statements } | null>;
+  readonly schema: string;
+  readonly channel: string;
+  readonly log: QueueLogger;
+  /** Reports a failure of the loop itself (never a handler's throw). */
+  error(err: unknown, context: string): void;
+}
+
+/**
+ * What the parts of one worker share: the engine's services, the queue and the worker's id, and where the
+ * queue's jobs are now. `profile` and `statements` start as the context's; only `Worker.recheck` replaces them.
+ */
+interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope, AttemptRunnerScope {
+  profile: ClaimProfile;
+  statements: Statements;
+}
+
+/** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */
+const ABORT_GRACE_MS = 250;
+
+function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return { promise, cancel: () => clearTimeout(timer) };
+}
+
+/**
+ * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
+ * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, or the
+ * polling interval wakes it.
+ */
+export class Worker {
+  readonly id = newWorkerId();
+  private stopping = false;
+  private readonly scope: WorkerScope;
+  private readonly attempts = new Attempts();
+  private readonly local: LocalQueue;
+  private readonly clock: LeaseClock;
+  private readonly completer: Completer;
+  private readonly runner: AttemptRunner;
+  /** When this worker last read its queue's profile again (recheck). */
+  private recheckedAt = Date.now();
+  private loop: Promise<void> | null = null;
+  /** A NOTIFY arrived since the last claim began: claim again before sleeping. */
+  private notified = false;
+  private waitingForWork = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly ctx: WorkerContext,
+    readonly queue: string,
+    private readonly options: ParsedWorkOptions,
+    handler: JobHandler,
+  ) {
+    this.scope = {
+      exec: ctx.exec,
+      schema: ctx.schema,
+      channel: ctx.channel,
+      log: ctx.log,
+      profile: ctx.profile,
+      statements: ctx.statements,
+      queue,
+      workerId: this.id,
+      connect: () => ctx.connect(),
+      staleResult: () => ctx.staleResult(),
+      error: (err, context) => ctx.error(err, context),
+    };
+    const attempts = this.attempts;
+    this.completer = new Completer(this.scope);
+    this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
+    this.runner = new AttemptRunner(this.scope, handler, options.transactional, this.clock, this.completer, (attempt) => this.returned(attempt));
+    this.local = new LocalQueue(options, {
+      get busy() {
+        return attempts.busy;
+      },
+      start: (row, claimedAt) => this.execute(row, claimedAt),
+      expired: (rows) => {
+        void this.completer.release(rows).catch((err) => this.scope.error(err, `handing back ${rows.length} job(s) of queue "${queue}" that waited too long for a slot`));
+        this.wakeForSlot();
+      },
+    });
+  }
+
+  /** Starts the loop; it runs until `stop`. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Jobs were inserted into this worker's queue (or the LISTEN connection came back). */
+  notify(): void {
+    this.notified = true;
+    if (this.waitingForWork) this.wakeUp?.();
+  }
+
+  /** Jobs currently being handled. */
+  get activeCount(): number {
+    return this.attempts.size;
+  }
+
+  private async run(): Promise<void> {
+    let errorDelayMs = 0;
+    while (!this.stopping) {
+      const free = this.local.room(this.scope.profile.limited, this.attempts.busy, this.attempts.size);
+      // With jobs waiting locally there is no hurry: claim again once a good part of a batch fits.
+      if (free <= 0 || (this.local.length > 0 && free < Math.ceil(this.options.batchSize / 2))) {
+        await this.sleep(null, false);
+        continue;
+      }
+      const limit = Math.min(free, this.options.batchSize);
+      this.notified = false;
+      let rows: ClaimedRow[];
+      try {
+        rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
+        errorDelayMs = 0;
+        // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
+        if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
+      } catch (err) {
+        // undefined_table: the queue's partition is gone
+        if (sqlState(err) === SQLSTATE.undefinedTable) await this.recheck().catch(() => undefined);
+        this.scope.error(err, `claiming jobs of queue "${this.queue}"`);
+        errorDelayMs = Math.min(Math.max(errorDelayMs * 2, 200), 10_000);
+        await this.sleep(errorDelayMs, false);
+        continue;
+      }
+      if (this.stopping) {
+        // A claim that returns during shutdown starts nothing (and stop() may have given up waiting for it).
+        await this.completer.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
+        return;
+      }
+      this.local.push(rows, Date.now());
+      this.local.dispatch();
+      if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
+    }
+  }
+
+  /** Takes the queue's profile and statements anew when `ctx.recheck` finds them other than this worker's. */
+  private async recheck(): Promise<void> {
+    this.recheckedAt = Date.now();
+    const fresh = await this.ctx.recheck();
+    const was = this.scope.profile;
+    if (fresh && (fresh.profile.home !== was.home || fresh.profile.policy !== was.policy || fresh.profile.limited !== was.limited)) {
+      this.scope.profile = fresh.profile;
+      this.scope.statements = fresh.statements;
+      this.scope.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
+    }
+  }
+
+  /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
+  private sleep(ms: number | null, forWork: boolean): Promise<void> {
+    if (this.stopping || (forWork && this.notified)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = ms === null ? null : setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        if (timer) clearTimeout(timer);
+        self.wakeUp = null;
+        self.waitingForWork = false;
+        resolve();
+      }
+      this.waitingForWork = forWork;
+      this.wakeUp = done;
+    });
+  }
+
+  /** A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained. */
+  private wakeForSlot(): void {
+    if (!this.waitingForWork) this.wakeUp?.();
+  }
+
+  /** A job from the local queue takes a slot and its handler starts. */
+  private execute(row: ClaimedRow, claimedAt: number): void {
+    const attempt = this.attempts.begin(row, claimedAt);
+    this.clock.track(attempt);
+    attempt.finished = this.runner.run(attempt).finally(() => {
+      this.attempts.finish(attempt);
+      this.local.dispatch();
+      this.wakeForSlot();
+    });
+  }
+
+  /** The handler returned: its slot is free while its result is written. */
+  private returned(attempt: Attempt): void {
+    this.attempts.settle(attempt);
+    this.local.resume();
+    this.local.dispatch();
+    this.wakeForSlot();
+  }
+
+  /**
+   * The handler outlived its lease: the attempt is over. Its signal is aborted, its slot freed (a handler
+   * that never settles must not stall the loop), and the attempt fails now, fenced, with LeaseExpiredError
+   * (retried while retries remain), without waiting for the reaper. A result it returns later is ignored.
+   */
+  private expire(attempt: Attempt): void {
+    if (attempt.state !== 'running' || !this.attempts.holds(attempt)) return;
+    const { row } = attempt;
+    const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
+    this.attempts.release(attempt);
+    this.runner.cutOff(attempt, new Error(`job ${row.id}: ${message}`), new Error(`job ${row.id}: ${message}`));
+    this.local.dispatch();
+    this.wakeForSlot();
+    const error = Object.assign(new Error(message), { name: 'LeaseExpiredError' });
+    void this.runner.settle(attempt, null, describeFailure(error, row.retry_count));
+  }
+
+  /**
+   * Stops claiming and waits up to `timeoutMs` for running handlers. Then it aborts their signals,
+   * gives them a moment to return (a result is kept; a throw hands the job back), and hands back the
+   * jobs of handlers that are still running, at once and with no attempt counted.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.wakeUp?.();
+    const deadline = Date.now() + timeoutMs;
+    // Jobs claimed ahead never started: they go back at once, no attempt counted (before waiting for a
+    // claim in flight, which a slow database may hold up). A claim that returns later hands its jobs back.
+    const notStarted = this.local.stop();
+    const handingBack = notStarted.length === 0 ? Promise.resolve() : this.completer.handBackUnstarted(notStarted);
+    // A claim in flight normally answers at once; a database that does not answer must not hold shutdown.
+    const claimWait = delay(timeoutMs);
+    await Promise.race([this.loop, claimWait.promise]);
+    claimWait.cancel();
+    await handingBack;
+    if (this.attempts.size > 0) {
+      const timeout = delay(Math.max(0, deadline - Date.now()));
+      await Promise.race([this.attempts.allFinished(), timeout.promise]);
+      timeout.cancel();
+    }
+    if (this.attempts.size > 0) {
+      this.runner.askToStop(this.attempts.values());
+      const grace = delay(ABORT_GRACE_MS);
+      await Promise.race([this.attempts.allFinished(), grace.promise]);
+      grace.cancel();
+    }
+    const unfinished = [...this.attempts.values()].filter((a) => a.state === 'running');
+    if (unfinished.length > 0) {
+      for (const a of unfinished) {
+        this.attempts.release(a);
+        // A handler still running keeps no connection: close() would wait for it, and a handler that never returns
+        // would hold one for good.
+        this.runner.cutOff(a, null, new Error(`job ${a.row.id} was handed back: the worker is shutting down`));
+      }
+      try {
+        const released = await this.completer.release(unfinished.map((a) => a.row));
+        this.scope.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
+      } catch (err) {
+        this.scope.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
+      }
+    }
+    await this.attempts.allFinished();
+    await this.clock.stop();
+  }
+}

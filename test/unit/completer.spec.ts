@@ -1,0 +1,223 @@
+// The completer's rules, against a fake executor that answers like the fenced statements do: it returns the
+// attempts it still "holds" among those a statement names, or throws what the test tells it to.
+import { jest } from '@jest/globals';
+import { buildStatements } from '../../lib/core/sql/index.js';
+import { attemptKey } from '../../lib/core/worker/attempt.js';
+import { Completer, type CompleterScope, type Finished } from '../../lib/core/worker/completer.js';
+import { describeFailure } from '../../lib/core/worker/failure.js';
+
+const statements = buildStatements('"s"');
+const nameOf = new Map(Object.entries(statements).map(([name, text]) => [text, name]));
+
+interface Call {
+  statement: string;
+  ids: string[];
+  args: unknown[];
+}
+
+function attempt(id: string, kind: { parent?: boolean; remove?: boolean } = {}): Finished {
+  const row = { id, claim_count: 1, stamp: `17000000${id}`, parent: kind.parent ?? false, remove: kind.remove ?? false };
+  return { key: attemptKey(row), row };
+}
+
+/** A fake engine: `answer` gets each statement with the ids it names and returns the ids it writes (or throws). */
+function harness(answer: (call: Call) => string[] | Promise<string[]>) {
+  const calls: Call[] = [];
+  const warnings: string[] = [];
+  const errors: { err: unknown; context: string }[] = [];
+  const counted = { stale: 0 };
+  const scope: CompleterScope = {
+    exec: {
+      async query<R>(text: string, args: unknown[] = []): Promise<R[]> {
+        // Settle statements take their ids as an array literal, releaseJobs as an array.
+        const ids = typeof args[1] === 'string' ? args[1].slice(1, -1).split(',') : (args[1] as string[]);
+        const call = { statement: nameOf.get(text) ?? text, ids, args };
+        calls.push(call);
+        const written = await answer(call);
+        return written.map((id) => ({ id, claim_count: 1, stamp: `17000000${id}` })) as R[];
+      },
+    },
+    statements,
+    queue: 'q',
+    workerId: 'w1',
+    channel: 'ch',
+    log: { log: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
+    staleResult: () => void counted.stale++,
+    error: (err, context) => void errors.push({ err, context }),
+  };
+  return { completer: new Completer(scope), calls, warnings, errors, counted };
+}
+
+const writesAll = (call: Call) => call.ids;
+const pgError = (code: string) => Object.assign(new Error(`error ${code}`), { code });
+
+/** Lets the event loop turn until `condition` holds; fails after `turns` turns instead of hanging. */
+async function until(condition: () => boolean, turns = 1000): Promise<void> {
+  for (let i = 0; i < turns && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+  expect(condition()).toBe(true);
+}
+
+afterEach(() => jest.useRealTimers());
+
+describe('the completer batches outcomes', () => {
+  it('writes the outcomes of one turn in one statement, with their outputs', async () => {
+    const h = harness(writesAll);
+    await Promise.all([h.completer.settle(attempt('1'), '"a"', null), h.completer.settle(attempt('2'), null, null), h.completer.settle(attempt('3'), null, null)]);
+    expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([['completeLeafJobs', ['1', '2', '3']]]);
+    // queue, ids, retry counts (none: the fence is the claim), outputs, worker, claim counts, stamps
+    expect(h.calls[0]!.args).toEqual(['q', '{1,2,3}', null, ['"a"', null, null], 'w1', '{1,1,1}', '{170000001,170000002,170000003}']);
+    expect(h.counted.stale).toBe(0);
+  });
+
+  it('sends one null for the outputs when no outcome has one', async () => {
+    const h = harness(writesAll);
+    await Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]);
+    expect(h.calls[0]!.args[3]).toBeNull();
+  });
+
+  it('holds outcomes that arrive during a write for the next statement, all together', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const h = harness(async (call) => {
+      if (call.ids.includes('1')) await gate;
+      return call.ids;
+    });
+    const first = h.completer.settle(attempt('1'), null, null);
+    await until(() => h.calls.length === 1);
+    const later = [h.completer.settle(attempt('2'), null, null), h.completer.settle(attempt('3'), null, null)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.calls).toHaveLength(1);
+    open();
+    await Promise.all([first, ...later]);
+    expect(h.calls.map((c) => c.ids)).toEqual([['1'], ['2', '3']]);
+  });
+
+  it('writes failures apart from completions, with what each failure records', async () => {
+    const h = harness(writesAll);
+    const failure = describeFailure(Object.assign(new Error('later'), { retryAfterSeconds: 7 }), 0);
+    await Promise.all([h.completer.settle(attempt('1'), null, failure), h.completer.settle(attempt('2'), '1', null)]);
+    expect(h.calls.map((c) => [c.statement, c.ids]).sort()).toEqual([
+      ['completeLeafJobs', ['2']],
+      ['failLeafJobs', ['1']],
+    ]);
+    const fail = h.calls.find((c) => c.statement === 'failLeafJobs')!;
+    expect(JSON.parse((fail.args[3] as string[])[0]!)).toMatchObject({ name: 'Error', message: 'later', retryCount: 0 });
+    expect(fail.args.slice(4, 6)).toEqual([[false], [7]]);
+  });
+});
+
+describe('the completer fences every write to its attempt', () => {
+  it('counts and names each attempt the statements did not change, and keeps the others', async () => {
+    const h = harness((call) => call.ids.filter((id) => id !== '2'));
+    await Promise.all(['1', '2', '3'].map((id) => h.completer.settle(attempt(id), null, null)));
+    // What the leaf statement left may be a flow parent: it goes through the full statement before it counts.
+    expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([
+      ['completeLeafJobs', ['1', '2', '3']],
+      ['completeJobs', ['2']],
+    ]);
+    expect(h.counted.stale).toBe(1);
+    expect(h.warnings).toEqual(['job 2 of queue "q" (claim 1) was no longer held by this worker; its result was discarded']);
+  });
+
+  it('writes a job the claim took for a leaf but that is a flow parent with the full statement, not as stale', async () => {
+    const h = harness((call) => (call.statement === 'failLeafJobs' ? [] : call.ids));
+    await h.completer.settle(attempt('5'), null, describeFailure(new Error('x')));
+    expect(h.calls.map((c) => c.statement)).toEqual(['failLeafJobs', 'failJobs']);
+    expect(h.counted.stale).toBe(0);
+  });
+
+  it("sends a flow parent's outcome straight to the full statement", async () => {
+    const h = harness(writesAll);
+    await h.completer.settle(attempt('9', { parent: true }), null, null);
+    expect(h.calls.map((c) => c.statement)).toEqual(['completeJobs']);
+  });
+
+  it('writes a batch of mixed kinds one kind at a time: parents, removed, kept', async () => {
+    const h = harness(writesAll);
+    await Promise.all([
+      h.completer.settle(attempt('1'), null, null),
+      h.completer.settle(attempt('2', { remove: true }), null, null),
+      h.completer.settle(attempt('3', { parent: true }), null, null),
+    ]);
+    expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([
+      ['completeJobs', ['3']],
+      ['removeLeafJobs', ['2']],
+      ['completeLeafJobs', ['1']],
+    ]);
+  });
+});
+
+describe('the completer falls back and retries', () => {
+  it('writes a batch one by one when the database refuses a value, and reports only the refused one', async () => {
+    const h = harness((call) => {
+      if (call.ids.includes('2')) throw pgError('22P05');
+      return call.ids;
+    });
+    await Promise.all(['1', '2', '3'].map((id) => h.completer.settle(attempt(id), null, null)));
+    expect(h.calls.map((c) => c.ids)).toEqual([['1', '2', '3'], ['1'], ['2'], ['3']]);
+    expect(h.errors.map((e) => e.context)).toEqual(['settling 1 job(s) of queue "q" (refused by the database)']);
+    expect(h.counted.stale).toBe(0);
+  });
+
+  it('retries a write the database could not take after a backoff, writing only what is not yet written', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    // The leaf statement writes 1 and leaves 2; the full statement, for 2, finds the connection gone.
+    const h = harness((call) => {
+      if (call.statement === 'completeJobs') throw pgError('08006');
+      return call.ids.length > 1 ? ['1'] : call.ids;
+    });
+    let settled = false;
+    const done = Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]).then(() => (settled = true));
+    await until(() => h.calls.length === 2);
+    expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([
+      ['completeLeafJobs', ['1', '2']],
+      ['completeJobs', ['2']],
+    ]);
+    await jest.advanceTimersByTimeAsync(199);
+    expect(h.calls).toHaveLength(2);
+    expect(settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await done;
+    expect(h.calls.slice(2).map((c) => [c.statement, c.ids])).toEqual([['completeLeafJobs', ['2']]]);
+    expect(h.errors).toEqual([]);
+    expect(h.counted.stale).toBe(0);
+  });
+
+  it('gives up after five tries, reports it, and never throws', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    const h = harness(() => {
+      throw pgError('57P01');
+    });
+    let settled = false;
+    const done = h.completer.settle(attempt('1'), null, null).then(() => (settled = true));
+    await until(() => h.calls.length === 1);
+    // Backoffs of 200, 400, 800 and 1600 ms between the five tries.
+    await jest.advanceTimersByTimeAsync(2999);
+    expect(h.calls).toHaveLength(4);
+    expect(settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await done;
+    expect(h.calls).toHaveLength(5);
+    expect(h.errors.map((e) => e.context)).toEqual(['settling 1 job(s) of queue "q" (gave up after 5 tries)']);
+  });
+});
+
+describe('the completer hands jobs back', () => {
+  it('counts a hand-back the fence refused as stale, and one it took as nothing', async () => {
+    const h = harness((call) => call.ids.filter((id) => id === '1'));
+    await h.completer.handBack(attempt('1'));
+    await h.completer.handBack(attempt('2'));
+    expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([
+      ['releaseJobs', ['1']],
+      ['releaseJobs', ['2']],
+    ]);
+    expect(h.calls[0]!.args).toEqual(['q', ['1'], [1], 'w1', 'ch', ['170000001']]);
+    expect(h.counted.stale).toBe(1);
+  });
+
+  it('sends nothing to hand back no jobs', async () => {
+    const h = harness(writesAll);
+    expect(await h.completer.release([])).toEqual([]);
+    expect(h.calls).toEqual([]);
+  });
+});

@@ -1,0 +1,139 @@
+// The local queue's modes and deadlines, on fake time: what starts, what is handed back, and how many jobs
+// the loop may claim in each mode.
+import { jest } from '@jest/globals';
+import type { ClaimedRow } from '../../lib/core/worker/claim.js';
+import { LocalQueue, type LocalQueueOwner } from '../../lib/core/worker/local-queue.js';
+
+function row(id: string, expireSeconds = 10, heartbeatSeconds: number | null = null): ClaimedRow {
+  return {
+    id,
+    queue: 'q',
+    data: null,
+    priority: 0,
+    retry_count: 0,
+    claim_count: 1,
+    retry_limit: 2,
+    singleton_key: null,
+    stamp: '1',
+    created_on: 0,
+    started_on: 0,
+    start_after: 0,
+    expire_seconds: expireSeconds,
+    heartbeat_seconds: heartbeatSeconds,
+    parent: false,
+    remove: false,
+  };
+}
+
+/** A worker as the local queue sees it: `busy` slots, and what it was asked to start and hand back. */
+function owner(): LocalQueueOwner & { busy: number; started: string[]; handedBack: string[][] } {
+  return {
+    busy: 0,
+    started: [],
+    handedBack: [],
+    start(r) {
+      this.started.push(r.id);
+      this.busy++;
+    },
+    expired(rows) {
+      this.handedBack.push(rows.map((r) => r.id));
+    },
+  };
+}
+
+const options = { concurrency: 2, batchSize: 6, groupConcurrency: null };
+const ids = (...n: number[]) => n.map(String);
+
+beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
+afterEach(() => jest.useRealTimers());
+
+describe('the local queue', () => {
+  it('starts waiting jobs in claim order while slots are free, and more as slots free', () => {
+    const o = owner();
+    const local = new LocalQueue(options, o);
+    local.push(['1', '2', '3', '4'].map((id) => row(id)), Date.now());
+    local.dispatch();
+    expect(o.started).toEqual(ids(1, 2));
+    expect(local.length).toBe(2);
+    o.busy = 1;
+    local.dispatch();
+    expect(o.started).toEqual(ids(1, 2, 3));
+    expect(local.mode).toBe('ahead');
+  });
+
+  it('lets the loop claim a batch ahead on a queue without limits, and only free slots on one with limits', () => {
+    const local = new LocalQueue(options, owner());
+    expect(local.room(false, 0, 0)).toBe(6);
+    expect(local.room(false, 2, 3)).toBe(4);
+    // Results waiting to be written count too: no more than the slots.
+    expect(local.room(false, 0, 12)).toBe(0);
+    expect(local.room(true, 0, 0)).toBe(2);
+    expect(new LocalQueue({ ...options, groupConcurrency: { default: 1, tiers: {} } }, owner()).room(false, 0, 0)).toBe(2);
+  });
+
+  it('hands back the jobs that waited half their lease and pauses claiming ahead until a handler returns', () => {
+    const o = owner();
+    const local = new LocalQueue({ ...options, concurrency: 1 }, o);
+    local.push(['1', '2', '3'].map((id) => row(id, 10)), Date.now());
+    local.dispatch();
+    expect(o.started).toEqual(ids(1));
+    jest.advanceTimersByTime(4_999);
+    expect(o.handedBack).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(o.handedBack).toEqual([ids(2, 3)]);
+    expect(local.mode).toBe('paused');
+    expect(local.length).toBe(0);
+    expect(local.room(false, 1, 1)).toBe(0);
+    local.resume();
+    expect(local.mode).toBe('ahead');
+    expect(local.room(false, 1, 1)).toBe(5);
+  });
+
+  it('holds each job to its own deadline: half its heartbeat interval when that is shorter than its lease', () => {
+    const o = owner();
+    o.busy = 2;
+    const local = new LocalQueue(options, o);
+    local.push([row('slow', 60), row('beating', 60, 4)], Date.now());
+    local.dispatch();
+    jest.advanceTimersByTime(2_000);
+    expect(o.handedBack).toEqual([['beating']]);
+    expect(local.length).toBe(1);
+    jest.advanceTimersByTime(27_999);
+    expect(o.handedBack).toHaveLength(1);
+    jest.advanceTimersByTime(1);
+    expect(o.handedBack).toEqual([['beating'], ['slow']]);
+  });
+
+  it('arms a timer again for a job whose deadline falls where an earlier, cleared one was', () => {
+    const o = owner();
+    o.busy = 2;
+    const local = new LocalQueue(options, o);
+    local.push([row('1')], Date.now());
+    local.dispatch();
+    o.busy = 1;
+    local.dispatch();
+    expect(o.started).toEqual(ids(1));
+    local.push([row('2')], Date.now());
+    local.dispatch();
+    jest.advanceTimersByTime(5_000);
+    expect(o.handedBack).toEqual([ids(2)]);
+  });
+
+  it('gives every waiting job back at stop, and then starts nothing, takes nothing and hands nothing back', () => {
+    const o = owner();
+    o.busy = 2;
+    const local = new LocalQueue(options, o);
+    local.push(['1', '2'].map((id) => row(id)), Date.now());
+    local.dispatch();
+    expect(local.stop().map((r) => r.id)).toEqual(ids(1, 2));
+    expect(local.mode).toBe('stopped');
+    o.busy = 0;
+    local.dispatch();
+    local.resume();
+    jest.advanceTimersByTime(60_000);
+    expect(o.started).toEqual([]);
+    expect(o.handedBack).toEqual([]);
+    expect(local.mode).toBe('stopped');
+    expect(() => local.push([row('3')], Date.now())).toThrow(/stopped/);
+  });
+});
