@@ -2,12 +2,11 @@
 // fail() (job-control.ts). The claim is the workers' claim, under a holder id of this engine's own.
 import { QueueNotFoundError } from './errors.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
-import { PROFILE_RECHECK_MS } from './queue-router.js';
 import type { Runtime } from './runtime.js';
 import { heartbeatArgs } from './sql/index.js';
 import type { Job } from './types.js';
 import { int, queueName, record } from './validate.js';
-import { claimJobs, LazyAbort, newWorkerId, toJob } from './worker.js';
+import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob } from './worker.js';
 
 /** Options of `fetch`. */
 export interface FetchOptions {

@@ -7,9 +7,6 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import { buildStatements, type Statements } from './sql/index.js';
 import type { ClaimProfile } from './worker.js';
 
-/** How often a claim that keeps coming back empty reads its queue's profile again (see QueueRouter.recheck). */
-export const PROFILE_RECHECK_MS = 5_000;
-
 /** The profiles and statements of one engine's queues, kept for its life and read again when found stale. */
 export class QueueRouter {
   private readonly profiles = new Map<string, ClaimProfile>();

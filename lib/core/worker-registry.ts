@@ -40,10 +40,7 @@ export class WorkerRegistry {
       connect: this.rt.connect,
       staleResult: () => void this.rt.counters.staleResults++,
       statements: router.statementsFor(profile),
-      recheck: async () => {
-        const now = await router.reread(exec, name);
-        return now ? { profile: now, statements: router.statementsFor(now) } : null;
-      },
+      recheck: (was) => router.recheck(exec, name, was),
       schema: config.schema,
       channel: config.channel,
       log: this.rt.log,

@@ -65,6 +65,35 @@ describe('worker loop', () => {
     await q.offWork('w.conc');
   });
 
+  it('a handler that throws synchronously frees its slot without letting one job more than its concurrency start', async () => {
+    const q = f.create();
+    await q.createQueue('w.sync-throw', { retryLimit: 0 });
+    let running = 0;
+    let peak = 0;
+    let settled = 0;
+    const gate = deferred();
+    // Not async: the throw happens inside the call that starts the handler.
+    await q.work('w.sync-throw', { concurrency: 2, batchSize: 6, pollingIntervalSeconds: 0.1 }, (job: Job<{ sync: boolean }>) => {
+      if (job.data.sync) {
+        settled++;
+        throw new Error('thrown before any await');
+      }
+      running++;
+      peak = Math.max(peak, running);
+      return gate.promise.then(() => {
+        running--;
+        settled++;
+      });
+    });
+    await q.insert('w.sync-throw', [{ data: { sync: true } }, ...Array.from({ length: 5 }, () => ({ data: { sync: false } }))]);
+    await until(() => running >= 2, 'two handlers running');
+    gate.resolve();
+    await until(() => settled === 6, 'every job settled');
+    expect(peak).toBe(2);
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.sync-throw')).completed === 5, 'five completed');
+    await q.offWork('w.sync-throw');
+  });
+
   it('an idle worker is woken by NOTIFY, not by its polling interval', async () => {
     const q = f.create();
     await q.createQueue('w.notify');

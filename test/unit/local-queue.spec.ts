@@ -48,6 +48,27 @@ beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
 describe('the local queue', () => {
+  it('never starts more than `concurrency`, even when a handler returns inside start() and dispatch() re-enters', () => {
+    const o = owner();
+    const local = new LocalQueue(options, o);
+    let most = 0;
+    const start = o.start.bind(o);
+    o.start = (r, claimedAt) => {
+      start(r, claimedAt);
+      most = Math.max(most, o.busy);
+      if (r.id === '1') {
+        // job 1's handler throws synchronously: its slot frees and the worker dispatches again, inside start()
+        o.busy--;
+        local.dispatch();
+      }
+    };
+    local.push(['1', '2', '3', '4', '5'].map((id) => row(id)), Date.now());
+    local.dispatch();
+    expect(most).toBe(2);
+    expect(o.started).toEqual(ids(1, 2, 3));
+    expect(local.length).toBe(2);
+  });
+
   it('starts waiting jobs in claim order while slots are free, and more as slots free', () => {
     const o = owner();
     const local = new LocalQueue(options, o);

@@ -120,14 +120,11 @@ export class LocalQueue {
       this.waiting.splice(0, this.waiting.length, ...kept);
       this.deadline = soonest;
     }
-    // Counted from the owner's count at the start, as the worker always did. A known gap: a handler that
-    // throws synchronously re-enters dispatch() through start() and refills its freed slot there, which this
-    // count does not see, so one job more than `concurrency` may start. Reading owner.busy at each turn
-    // would close it; that is a change of behaviour, left for a change of its own.
-    let handling = this.owner.busy;
-    while (this.waiting.length > 0 && handling < this.concurrency) {
+    // The owner's count is read at each turn: a handler that throws synchronously returns inside start(), which
+    // re-enters dispatch() and refills the slot it freed there; a count kept here would miss that and start one
+    // job more than `concurrency`.
+    while (this.waiting.length > 0 && this.owner.busy < this.concurrency) {
       const next = this.waiting.shift()!;
-      handling++;
       this.owner.start(next.row, next.claimedAt);
     }
     if (stale) {

@@ -29,9 +29,10 @@ export interface WorkerContext {
   readonly statements: Statements;
   /**
    * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another
-   * table), with the statements for it; null when the queue does not exist.
+   * table): the new profile and its statements when a claim made with `was` would now differ, undefined when it
+   * would not, null when the queue does not exist (QueueRouter.recheck).
    */
-  recheck(): Promise<{ profile: ClaimProfile; statements: Statements } | null>;
+  recheck(was: ClaimProfile): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined>;
   readonly schema: string;
   readonly channel: string;
   readonly log: QueueLogger;
@@ -169,9 +170,8 @@ export class Worker {
   /** Takes the queue's profile and statements anew when `ctx.recheck` finds them other than this worker's. */
   private async recheck(): Promise<void> {
     this.recheckedAt = Date.now();
-    const fresh = await this.ctx.recheck();
-    const was = this.scope.profile;
-    if (fresh && (fresh.profile.home !== was.home || fresh.profile.policy !== was.policy || fresh.profile.limited !== was.limited)) {
+    const fresh = await this.ctx.recheck(this.scope.profile);
+    if (fresh) {
       this.scope.profile = fresh.profile;
       this.scope.statements = fresh.statements;
       this.scope.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
