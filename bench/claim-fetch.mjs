@@ -54,7 +54,13 @@ for (const [label, policy, keys, interleaved] of shapes) {
       for (let i = 0; i < REPS + 3; i++) {
         await client.query('BEGIN');
         const t = process.hrtime.bigint();
-        const claimed = await claimJobs({ exec: pgExecutor(client), statements: st, connect: () => pool.connect(), schema }, queue, { policy, limited: false }, batch, 'bench');
+        const claimed = await claimJobs(
+          { exec: pgExecutor(client), statements: st, connect: () => pool.connect(), schema },
+          queue,
+          { policy, limited: false },
+          batch,
+          'bench',
+        );
         const ms = Number(process.hrtime.bigint() - t) / 1e6;
         await client.query('ROLLBACK');
         if (claimed.length !== batch) throw new Error(`${label}: claimed ${claimed.length}, expected ${batch}`);
@@ -62,7 +68,13 @@ for (const [label, policy, keys, interleaved] of shapes) {
       }
       if (batch === 10) {
         await client.query('BEGIN');
-        const plan = await client.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${statement}`, [queue, batch, 'bench', null, null]);
+        const plan = await client.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${statement}`, [
+          queue,
+          batch,
+          'bench',
+          null,
+          null,
+        ]);
         await client.query('ROLLBACK');
         plans.push([label, plan.rows.map((r) => r['QUERY PLAN']).join('\n')]);
       }
@@ -82,7 +94,9 @@ console.log('| shape | batch 1 p50 | batch 1 p95 | batch 10 p50 | batch 10 p95 |
 console.log('|---|---|---|---|---|---|');
 for (const r of results) {
   const ratio = (b) => (r[b].p50 / base[b].p50).toFixed(1);
-  console.log(`| ${r.label} | ${r.b1.p50.toFixed(2)} | ${r.b1.p95.toFixed(2)} | ${r.b10.p50.toFixed(2)} | ${r.b10.p95.toFixed(2)} | ${ratio('b1')}x / ${ratio('b10')}x |`);
+  console.log(
+    `| ${r.label} | ${r.b1.p50.toFixed(2)} | ${r.b1.p95.toFixed(2)} | ${r.b10.p50.toFixed(2)} | ${r.b10.p95.toFixed(2)} | ${ratio('b1')}x / ${ratio('b10')}x |`,
+  );
 }
 for (const [label, plan] of plans) console.log(`\nEXPLAIN ANALYZE, ${label}, batch 10:\n${plan}`);
 

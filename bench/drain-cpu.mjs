@@ -22,9 +22,18 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const { dist, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
   const { PgQueue } = await import(`${dist}/lib/core/index.js`);
   const schema = `drain_cpu_${process.pid}`;
-  const q = new PgQueue({ connectionString: url, schema, supervise: false, logger: { log() {}, warn() {}, error: (m) => console.error(m) } });
+  const q = new PgQueue({
+    connectionString: url,
+    schema,
+    supervise: false,
+    logger: { log() {}, warn() {}, error: (m) => console.error(m) },
+  });
   await q.createQueue('d');
-  for (let i = 0; i < jobs; i += 5000) await q.insert('d', Array.from({ length: Math.min(5000, jobs - i) }, (_, k) => ({ data: { k } })));
+  for (let i = 0; i < jobs; i += 5000)
+    await q.insert(
+      'd',
+      Array.from({ length: Math.min(5000, jobs - i) }, (_, k) => ({ data: { k } })),
+    );
   let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
@@ -46,7 +55,9 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   console.log(JSON.stringify({ jobsPerSecond: jobs / seconds, cpuMicrosPerJob: (cpu.user + cpu.system) / jobs }));
 } else {
   if (!url) throw new Error('drain-cpu: set DATABASE_URL');
-  const dists = String(args.dist ?? 'dist').split(',').map((d) => resolve(process.cwd(), d.trim()));
+  const dists = String(args.dist ?? 'dist')
+    .split(',')
+    .map((d) => resolve(process.cwd(), d.trim()));
   const rounds = Number(args.rounds ?? 4);
   const jobs = Number(args.jobs ?? 40_000);
   const results = new Map(dists.map((d) => [d, []]));
@@ -72,6 +83,14 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   console.log('| build | worker CPU µs per job | jobs/s |');
   console.log('| --- | ---: | ---: |');
   for (const [dist, runs] of results) {
-    console.log(`| ${dist} | ${summary(runs.map((r) => r.cpuMicrosPerJob), 2)} | ${summary(runs.map((r) => r.jobsPerSecond), 0)} |`);
+    console.log(
+      `| ${dist} | ${summary(
+        runs.map((r) => r.cpuMicrosPerJob),
+        2,
+      )} | ${summary(
+        runs.map((r) => r.jobsPerSecond),
+        0,
+      )} |`,
+    );
   }
 }

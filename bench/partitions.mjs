@@ -31,12 +31,17 @@ async function measure(others, ownPartition) {
     for (let i = 0; i < others; i++) await q.createQueue(`other.${i}`, { partition: true });
     await q.createQueue('target', { partition: ownPartition });
     // drain: the clock runs from the worker's start to the last job's completion, read from the table
-    await q.insert('target', Array.from({ length: JOBS }, (_, i) => ({ data: { i } })));
+    await q.insert(
+      'target',
+      Array.from({ length: JOBS }, (_, i) => ({ data: { i } })),
+    );
     let ran = 0;
     const t0 = performance.now();
     const workerId = await q.work('target', { concurrency: 50, batchSize: 200 }, async () => void ran++);
     for (;;) {
-      const { rows: [left] } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE queue = 'target' AND state <> 'completed'`);
+      const {
+        rows: [left],
+      } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE queue = 'target' AND state <> 'completed'`);
       if (left.n === 0) break;
       if (performance.now() - t0 > 120_000) throw new Error(`drain: ${left.n} jobs left after 120 s`);
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -45,7 +50,10 @@ async function measure(others, ownPartition) {
     await q.offWork(workerId);
     if (ran !== JOBS) throw new Error(`drain: the handler ran ${ran} times for ${JOBS} jobs`);
     // fetch() and complete() by hand, one job at a time
-    await q.insert('target', Array.from({ length: CALLS }, () => ({})));
+    await q.insert(
+      'target',
+      Array.from({ length: CALLS }, () => ({})),
+    );
     const fetches = [];
     const completes = [];
     for (let i = 0; i < CALLS; i++) {
@@ -69,7 +77,9 @@ const cases = [];
 for (const others of [0, OTHERS]) for (const own of [false, true]) cases.push({ others, own, runs: [] });
 for (let rep = 1; rep <= REPS; rep++) {
   for (const c of cases) {
-    process.stderr.write(`[partitions] repetition ${rep}/${REPS}: ${c.others} other partitioned queues, target ${c.own ? 'in its own partition' : 'in jobs_default'}\n`);
+    process.stderr.write(
+      `[partitions] repetition ${rep}/${REPS}: ${c.others} other partitioned queues, target ${c.own ? 'in its own partition' : 'in jobs_default'}\n`,
+    );
     c.runs.push(await measure(c.others, c.own));
   }
 }
@@ -80,10 +90,14 @@ const cell = (runs, key, digits) => {
   const f = (x) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
 };
-console.log(`\nOne queue among other queues that have partitions of their own: ${JOBS.toLocaleString('en-US')} jobs drained (concurrency 50, batch 200),`);
+console.log(
+  `\nOne queue among other queues that have partitions of their own: ${JOBS.toLocaleString('en-US')} jobs drained (concurrency 50, batch 200),`,
+);
 console.log(`then ${CALLS} fetch() and complete() by hand, one job at a time; medians (min–max) of ${REPS}.\n`);
-console.log('| other partitioned queues | the queue\'s jobs in | drain jobs/s | fetch() p50 ms | complete() p50 ms |');
+console.log("| other partitioned queues | the queue's jobs in | drain jobs/s | fetch() p50 ms | complete() p50 ms |");
 console.log('| ---: | --- | ---: | ---: | ---: |');
 for (const c of cases) {
-  console.log(`| ${c.others} | ${c.own ? 'its own partition' : 'jobs_default'} | ${cell(c.runs, 'drain', 0)} | ${cell(c.runs, 'fetch', 2)} | ${cell(c.runs, 'complete', 2)} |`);
+  console.log(
+    `| ${c.others} | ${c.own ? 'its own partition' : 'jobs_default'} | ${cell(c.runs, 'drain', 0)} | ${cell(c.runs, 'fetch', 2)} | ${cell(c.runs, 'complete', 2)} |`,
+  );
 }

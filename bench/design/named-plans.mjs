@@ -18,10 +18,14 @@ const N = 50;
 
 /** The completion rewritten the plain way; throws if the statement no longer has the shape rewritten here. */
 function plainForms(named) {
-  const unnest = named.replace(/\(SELECT \$1::text AS queue, a\.\* FROM unnest\(([^()]*)\) AS a\(([^()]*)\) OFFSET 0\) u/, 'unnest($1) AS u($2)');
+  const unnest = named.replace(
+    /\(SELECT \$1::text AS queue, a\.\* FROM unnest\(([^()]*)\) AS a\(([^()]*)\) OFFSET 0\) u/,
+    'unnest($1) AS u($2)',
+  );
   const byQueue = unnest.replaceAll('j.queue = u.queue', 'j.queue = $1');
   const asEnum = byQueue.replaceAll("j.state::text = 'active'", "j.state = 'active'");
-  if (unnest === named || byQueue === unnest || asEnum === byQueue) throw new Error('completeLeafJobs changed shape: update plainForms in this script');
+  if (unnest === named || byQueue === unnest || asEnum === byQueue)
+    throw new Error('completeLeafJobs changed shape: update plainForms in this script');
   return { byQueue, asEnum };
 }
 
@@ -42,7 +46,11 @@ async function completions(ctx, queue) {
     null,
   );
   const client = await ctx.session();
-  const forms = [['NAMED + ACTIVE', st.completeLeafJobs], ['queue = $1', byQueue], ['queue = $1, enum', asEnum]];
+  const forms = [
+    ['NAMED + ACTIVE', st.completeLeafJobs],
+    ['queue = $1', byQueue],
+    ['queue = $1, enum', asEnum],
+  ];
   const ms = forms.map(() => []);
   for (let r = 0; r <= REPS; r++) {
     for (const [i, [, text]] of forms.entries()) {
@@ -66,11 +74,18 @@ await inSchema('named_quiet', async (ctx) => {
   await q.createQueue('burst', { partition: true });
   const part = (await admin.query(`SELECT ${S}.queue_partition_name('burst') AS p`)).rows[0].p;
   await admin.query(`ALTER TABLE ${S}."${part}" SET (autovacuum_enabled = false)`);
-  await q.insert('burst', Array.from({ length: 300 }, () => ({})));
+  await q.insert(
+    'burst',
+    Array.from({ length: 300 }, () => ({})),
+  );
   await claimAll(q, 'burst');
   await admin.query(`UPDATE ${S}.jobs SET state = 'completed', completed_on = now() WHERE queue = 'burst'`);
   await admin.query(`ANALYZE ${S}."${part}"`);
-  for (let i = 0; i < 15; i++) await q.insert('burst', Array.from({ length: 1000 }, () => ({})));
+  for (let i = 0; i < 15; i++)
+    await q.insert(
+      'burst',
+      Array.from({ length: 1000 }, () => ({})),
+    );
   await claimAll(q, 'burst');
   rows.push(['statistics of a quiet spell, then 15,000 active', ...(await completions(ctx, 'burst'))]);
 });
@@ -81,7 +96,11 @@ await inSchema('named_fresh', async (ctx) => {
   await q.createQueue('fresh', { partition: true });
   const part = (await admin.query(`SELECT ${S}.queue_partition_name('fresh') AS p`)).rows[0].p;
   await admin.query(`ALTER TABLE ${S}."${part}" SET (autovacuum_enabled = false)`);
-  for (let i = 0; i < 15; i++) await q.insert('fresh', Array.from({ length: 1000 }, () => ({})));
+  for (let i = 0; i < 15; i++)
+    await q.insert(
+      'fresh',
+      Array.from({ length: 1000 }, () => ({})),
+    );
   await claimAll(q, 'fresh');
   rows.push(['never analysed, 15,000 active', ...(await completions(ctx, 'fresh'))]);
 });
@@ -94,7 +113,10 @@ await inSchema('named_many', async (ctx) => {
   await admin.query(`INSERT INTO ${S}.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until, completed_on)
     SELECT CASE WHEN g <= 3000 THEN 'small-' || g % 1000 ELSE 'large' END, 'completed', 0, 0, false, 60, 60, now(), now()
     FROM generate_series(1, 23000) g`);
-  await q.insert('large', Array.from({ length: 1000 }, () => ({})));
+  await q.insert(
+    'large',
+    Array.from({ length: 1000 }, () => ({})),
+  );
   await claimAll(q, 'large');
   await admin.query(`ANALYZE ${S}.jobs_default`);
   rows.push(['1 queue of 21,000 among 1,000 small, 1,000 active', ...(await completions(ctx, 'large'))]);
@@ -108,7 +130,11 @@ await inSchema('named_one', async (ctx) => {
   await admin.query(`ALTER TABLE ${S}."${part}" SET (autovacuum_enabled = false)`);
   await q.insert('one', [{}]);
   await admin.query(`ANALYZE ${S}."${part}"`);
-  for (let i = 0; i < 15; i++) await q.insert('one', Array.from({ length: 1000 }, () => ({})));
+  for (let i = 0; i < 15; i++)
+    await q.insert(
+      'one',
+      Array.from({ length: 1000 }, () => ({})),
+    );
   await claimAll(q, 'one');
   rows.push(['analysed while it held 1 job, then 15,000 active', ...(await completions(ctx, 'one'))]);
 });
@@ -147,8 +173,11 @@ LIMIT $3`;
     }
   }
   console.log(`\n# redrive({ ids }) of 3 ids in a dead-letter queue of 200,000 jobs: finding them, ms: median (min–max) of ${REPS}\n`);
-  table(['statement', 'ms'], [
-    ['listDeadLetteredByIds (NAMED probes)', spread(ms[0])],
-    ['`($2 IS NULL OR d.id = ANY($2))` (before)', spread(ms[1])],
-  ]);
+  table(
+    ['statement', 'ms'],
+    [
+      ['listDeadLetteredByIds (NAMED probes)', spread(ms[0])],
+      ['`($2 IS NULL OR d.id = ANY($2))` (before)', spread(ms[1])],
+    ],
+  );
 });

@@ -48,4 +48,7 @@ for (const others of [0, OTHERS]) {
 
 console.log(`# complete() of one job by hand, ms: median (min–max) of ${REPS}; the queue's jobs in jobs_default`);
 console.log(`# ${machine}\n`);
-table(['other queues with partitions', 'completeNonParentJobs (names the queue\'s table)', 'completeJobs (its release of children names jobs)'], rows);
+table(
+  ['other queues with partitions', "completeNonParentJobs (names the queue's table)", 'completeJobs (its release of children names jobs)'],
+  rows,
+);

@@ -15,7 +15,8 @@ const REPS = intArg('reps', 15);
 /** A parameter as an SQL literal, for EXECUTE (arrays as array literals). */
 const literal = (v) => {
   if (v === null) return 'NULL';
-  if (Array.isArray(v)) return `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}'`;
+  if (Array.isArray(v))
+    return `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}'`;
   return `'${String(v).replaceAll("'", "''")}'`;
 };
 
@@ -23,9 +24,15 @@ await inSchema('plantime', async (ctx) => {
   const { q, S, admin } = ctx;
   const machine = await describeServer(admin);
   await q.createQueue('p');
-  await q.insert('p', Array.from({ length: 200 }, () => ({})));
+  await q.insert(
+    'p',
+    Array.from({ length: 200 }, () => ({})),
+  );
   await claimAll(q, 'p'); // 200 active jobs
-  await q.insert('p', Array.from({ length: 2000 }, () => ({}))); // a backlog for the claim
+  await q.insert(
+    'p',
+    Array.from({ length: 2000 }, () => ({})),
+  ); // a backlog for the claim
   const st = await ctx.statementsFor('p');
   const target = (attempts) => ({
     queue: 'p',
@@ -41,7 +48,12 @@ await inSchema('plantime', async (ctx) => {
   const cases = [
     ['completeJobs, 50 jobs (with the release of children)', st.completeJobs, sql.completeArgs(target(fifty), null, channel), 50],
     ['completeLeafJobs, 50 jobs (without it)', st.completeLeafJobs, sql.completeLeafArgs(target(fifty), null), 50],
-    ['claimJobs, 200 jobs', st.claimJobs, sql.claimArgs({ queue: 'p', limit: 200, workerId: 'bench', minPriority: null, maxPriority: null, asyncCommit: true }), 200],
+    [
+      'claimJobs, 200 jobs',
+      st.claimJobs,
+      sql.claimArgs({ queue: 'p', limit: 200, workerId: 'bench', minPriority: null, maxPriority: null, asyncCommit: true }),
+      200,
+    ],
     ['completeLeafJobs, 200 jobs', st.completeLeafJobs, sql.completeLeafArgs(target(all), null), 200],
   ];
   const client = await ctx.session();
@@ -52,7 +64,9 @@ await inSchema('plantime', async (ctx) => {
       await client.query('BEGIN');
       let lines;
       try {
-        lines = (await client.query(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE design_plan(${values.map(literal).join(', ')})`)).rows.map((x) => x['QUERY PLAN']);
+        lines = (await client.query(`EXPLAIN (ANALYZE, TIMING OFF) EXECUTE design_plan(${values.map(literal).join(', ')})`)).rows.map(
+          (x) => x['QUERY PLAN'],
+        );
       } finally {
         await client.query('ROLLBACK');
         await client.query('DEALLOCATE design_plan');

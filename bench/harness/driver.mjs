@@ -62,7 +62,10 @@ const WORKLOADS_BY_NAME = {
   drain: (system, ctx) => drain(system, ctx, {}),
   steady: (system, ctx) => paced(system, ctx, { sends: int(ctx.args, 'sends', WORKLOADS.steadySends), intervalMs: 0 }),
   idle: (system, ctx) =>
-    paced(system, ctx, { sends: int(ctx.args, 'sends', WORKLOADS.idleSends), intervalMs: int(ctx.args, 'interval-ms', WORKLOADS.idleIntervalMs) }),
+    paced(system, ctx, {
+      sends: int(ctx.args, 'sends', WORKLOADS.idleSends),
+      intervalMs: int(ctx.args, 'interval-ms', WORKLOADS.idleIntervalMs),
+    }),
   scale,
   memory,
   flat,
@@ -93,7 +96,8 @@ async function fill(adapter, ctx) {
 }
 
 /** Waits until the database (or Redis) says every job is completed. */
-const allCompleted = (adapter, ctx) => until(async () => (await adapter.pending()) === 0, { timeoutMs: ctx.deadlineMs, intervalMs: 5, what: 'every job to be completed' });
+const allCompleted = (adapter, ctx) =>
+  until(async () => (await adapter.pending()) === 0, { timeoutMs: ctx.deadlineMs, intervalMs: 5, what: 'every job to be completed' });
 
 /** insert: rows/s of the system's bulk insert, in chunks. */
 async function insert(system, ctx) {

@@ -11,7 +11,12 @@ export async function startPostgres() {
   }
   // Only the connection limit is set (4 scale workers, their pools and LISTEN connections fit easily);
   // durability stays at the defaults (fsync, synchronous_commit on).
-  const { server, dir, url } = await createEmbeddedPostgres({ prefix: 'pgqueue-bench-', persistent: false, maxConnections: 100, durable: true });
+  const { server, dir, url } = await createEmbeddedPostgres({
+    prefix: 'pgqueue-bench-',
+    persistent: false,
+    maxConnections: 100,
+    durable: true,
+  });
   await server.initialise();
   await server.start();
   let stopped = false;

@@ -16,9 +16,17 @@ export const COLUMNS = [
 /** pgqueue's own measures (scale, flat, memory). */
 function pgqueueRows(sizes) {
   return [
-    ...sizes.scaleProcesses.map((p) => ({ key: `scale-${p}`, metric: 'jobsPerSec', title: `scale: drain with ${p} worker process${p > 1 ? 'es' : ''}, jobs/s` })),
+    ...sizes.scaleProcesses.map((p) => ({
+      key: `scale-${p}`,
+      metric: 'jobsPerSec',
+      title: `scale: drain with ${p} worker process${p > 1 ? 'es' : ''}, jobs/s`,
+    })),
     { key: 'flat', metric: 'emptyMs', title: `flat: claim of ${sizes.flatBatch} (median ms), empty table` },
-    { key: 'flat', metric: 'fullMs', title: `flat: claim of ${sizes.flatBatch} (median ms), ${sizes.flatRows.toLocaleString('en-US')} finished rows` },
+    {
+      key: 'flat',
+      metric: 'fullMs',
+      title: `flat: claim of ${sizes.flatBatch} (median ms), ${sizes.flatRows.toLocaleString('en-US')} finished rows`,
+    },
     { key: 'flat', metric: 'ratio', title: 'flat: ratio full / empty' },
     { key: 'memory', metric: 'peakRssMb', title: `memory: worker RSS peak MB, draining at concurrency ${sizes.memoryConcurrency}` },
   ];
@@ -59,8 +67,13 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
   out.push('');
   out.push(`Command: \`${meta.command}\` (pgqueue at ${meta.code})`);
   out.push('');
-  const repText = meta.reps > 1 ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them` : 'One repetition';
-  out.push(`Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain, no-op handler, one worker process unless said otherwise.`);
+  const repText =
+    meta.reps > 1
+      ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them`
+      : 'One repetition';
+  out.push(
+    `Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain, no-op handler, one worker process unless said otherwise.`,
+  );
   if (meta.note) out.push('', meta.note);
   out.push('');
   out.push('## Machine');
@@ -75,7 +88,9 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
     out.push(row(['---', ...columns.map(() => '---:')]));
     for (const s of listed) out.push(row([s.label, ...columns.map((c) => cell(results, s.id, c.key, c.metric))]));
     out.push('');
-    out.push('"—": not part of that system\'s workloads. e2e and pickup latency: from `send()` returning in the producer process to the handler starting in the worker process.');
+    out.push(
+      '"—": not part of that system\'s workloads. e2e and pickup latency: from `send()` returning in the producer process to the handler starting in the worker process.',
+    );
   }
   const own = pgq ? pgqueueRows(sizes).filter((r) => results.has(`pgqueue|${r.key}`)) : [];
   if (own.length) {
@@ -143,7 +158,9 @@ function ratios(systems, results, columns) {
   const out = ['## pgqueue against each peer', ''];
   const others = systems.filter((s) => s.id !== 'pgqueue' && s.kind !== 'pgqueue-variant');
   if (!systems.some((s) => s.id === 'pgqueue') || others.length === 0) return [...out, 'pgqueue or its peers were not part of this run.'];
-  out.push('pgqueue\'s median ÷ the other system\'s median. Throughput (rows/s, jobs/s, sends/s): above 1 means pgqueue is faster. Latency (ms): below 1 means pgqueue is faster.');
+  out.push(
+    "pgqueue's median ÷ the other system's median. Throughput (rows/s, jobs/s, sends/s): above 1 means pgqueue is faster. Latency (ms): below 1 means pgqueue is faster.",
+  );
   out.push('');
   if (columns.length === 0) return [...out, 'No figure of this run has a peer to compare with.'];
   out.push(row(['pgqueue ÷', ...columns.map((c) => c.title)]));
@@ -178,7 +195,10 @@ function targets(systems, results, settings) {
   const max = (list, key, metric) => best(list, key, metric, (a, b) => a > b);
   const min = (list, key, metric) => best(list, key, metric, (a, b) => a < b);
   const verdict = (ok) => (ok ? '**PASS**' : '**FAIL**');
-  const variantRatio = (mine, other, factor) => (other === null ? ', not compared with' : ` = ${(mine / other.value).toFixed(2)}× (${mine / other.value >= factor ? 'meets' : 'misses'} ≥ ${factor}×)`);
+  const variantRatio = (mine, other, factor) =>
+    other === null
+      ? ', not compared with'
+      : ` = ${(mine / other.value).toFixed(2)}× (${mine / other.value >= factor ? 'meets' : 'misses'} ≥ ${factor}×)`;
   const check = (title, mine, other, { factor, atLeast, unit }) => {
     if (mine === null) return `- ${title}: not measured (pgqueue's figure is missing)`;
     if (other === null) return `- ${title}: not measured (no figure to compare with)`;
@@ -189,37 +209,101 @@ function targets(systems, results, settings) {
 
   const sameBatch = raws.filter((s) => s.batch === settings.pgqueueBatch);
   const ceiling = sameBatch.length ? sameBatch : raws;
-  out.push(check('**Drain** ≥ 1.5× the best peer', med(results, P, 'drain', 'jobsPerSec'), max(peers, 'drain', 'jobsPerSec'), { factor: 1.5, atLeast: true, unit: 'jobs/s' }));
-  out.push(check(`**Drain** ≥ 70% of the raw-SQL ceiling at batch ${settings.pgqueueBatch}`, med(results, P, 'drain', 'jobsPerSec'), max(ceiling, 'drain', 'jobsPerSec'), { factor: 0.7, atLeast: true, unit: 'jobs/s' }));
+  out.push(
+    check('**Drain** ≥ 1.5× the best peer', med(results, P, 'drain', 'jobsPerSec'), max(peers, 'drain', 'jobsPerSec'), {
+      factor: 1.5,
+      atLeast: true,
+      unit: 'jobs/s',
+    }),
+  );
+  out.push(
+    check(
+      `**Drain** ≥ 70% of the raw-SQL ceiling at batch ${settings.pgqueueBatch}`,
+      med(results, P, 'drain', 'jobsPerSec'),
+      max(ceiling, 'drain', 'jobsPerSec'),
+      { factor: 0.7, atLeast: true, unit: 'jobs/s' },
+    ),
+  );
   for (const v of of(['pgqueue-variant'])) {
     const mine = med(results, v.id, 'drain', 'jobsPerSec');
     if (mine === null) continue;
-    out.push(`  - ${v.label}: drain ${fmt(mine)} jobs/s${variantRatio(mine, max(peers, 'drain', 'jobsPerSec'), 1.5)} the best peer${variantRatio(mine, max(ceiling, 'drain', 'jobsPerSec'), 0.7)} the raw-SQL ceiling`);
+    out.push(
+      `  - ${v.label}: drain ${fmt(mine)} jobs/s${variantRatio(mine, max(peers, 'drain', 'jobsPerSec'), 1.5)} the best peer${variantRatio(mine, max(ceiling, 'drain', 'jobsPerSec'), 0.7)} the raw-SQL ceiling`,
+    );
   }
-  out.push(check('**Bulk insert** ≥ 1.5× the best peer', med(results, P, 'insert', 'rowsPerSec'), max(peers, 'insert', 'rowsPerSec'), { factor: 1.5, atLeast: true, unit: 'rows/s' }));
-  out.push(check('**Bulk insert** ≥ 80% of the raw-SQL row', med(results, P, 'insert', 'rowsPerSec'), max(raws, 'insert', 'rowsPerSec'), { factor: 0.8, atLeast: true, unit: 'rows/s' }));
-  out.push(check('**Steady** sends/s ≥ the best PostgreSQL peer', med(results, P, 'steady', 'sendsPerSec'), max(pgPeers, 'steady', 'sendsPerSec'), { factor: 1, atLeast: true, unit: 'sends/s' }));
+  out.push(
+    check('**Bulk insert** ≥ 1.5× the best peer', med(results, P, 'insert', 'rowsPerSec'), max(peers, 'insert', 'rowsPerSec'), {
+      factor: 1.5,
+      atLeast: true,
+      unit: 'rows/s',
+    }),
+  );
+  out.push(
+    check('**Bulk insert** ≥ 80% of the raw-SQL row', med(results, P, 'insert', 'rowsPerSec'), max(raws, 'insert', 'rowsPerSec'), {
+      factor: 0.8,
+      atLeast: true,
+      unit: 'rows/s',
+    }),
+  );
+  out.push(
+    check(
+      '**Steady** sends/s ≥ the best PostgreSQL peer',
+      med(results, P, 'steady', 'sendsPerSec'),
+      max(pgPeers, 'steady', 'sendsPerSec'),
+      { factor: 1, atLeast: true, unit: 'sends/s' },
+    ),
+  );
   for (const s of of(['pg-peer-polling'])) {
     const theirs = med(results, s.id, 'steady', 'sendsPerSec');
     const mine = med(results, P, 'steady', 'sendsPerSec');
     if (theirs === null || mine === null) continue;
-    out.push(`  - for information, steady sends/s against ${s.label}: ${fmt(mine)} vs ${fmt(theirs)} = ${(mine / theirs).toFixed(2)}× (its worker sleeps between polls, so its producer has the CPU to itself)`);
+    out.push(
+      `  - for information, steady sends/s against ${s.label}: ${fmt(mine)} vs ${fmt(theirs)} = ${(mine / theirs).toFixed(2)}× (its worker sleeps between polls, so its producer has the CPU to itself)`,
+    );
   }
-  out.push(check('**Steady** e2e p50 ≤ the best PostgreSQL peer', med(results, P, 'steady', 'p50Ms'), min(pgPeers, 'steady', 'p50Ms'), { factor: 1, atLeast: false, unit: 'ms' }));
-  out.push(check('**Steady** e2e p95 ≤ the best PostgreSQL peer', med(results, P, 'steady', 'p95Ms'), min(pgPeers, 'steady', 'p95Ms'), { factor: 1, atLeast: false, unit: 'ms' }));
-  out.push(check('**Idle pickup** p50 ≤ the best PostgreSQL peer', med(results, P, 'idle', 'p50Ms'), min(pgPeers, 'idle', 'p50Ms'), { factor: 1, atLeast: false, unit: 'ms' }));
-  out.push(check('**Idle pickup** p95 ≤ the best PostgreSQL peer', med(results, P, 'idle', 'p95Ms'), min(pgPeers, 'idle', 'p95Ms'), { factor: 1, atLeast: false, unit: 'ms' }));
+  out.push(
+    check('**Steady** e2e p50 ≤ the best PostgreSQL peer', med(results, P, 'steady', 'p50Ms'), min(pgPeers, 'steady', 'p50Ms'), {
+      factor: 1,
+      atLeast: false,
+      unit: 'ms',
+    }),
+  );
+  out.push(
+    check('**Steady** e2e p95 ≤ the best PostgreSQL peer', med(results, P, 'steady', 'p95Ms'), min(pgPeers, 'steady', 'p95Ms'), {
+      factor: 1,
+      atLeast: false,
+      unit: 'ms',
+    }),
+  );
+  out.push(
+    check('**Idle pickup** p50 ≤ the best PostgreSQL peer', med(results, P, 'idle', 'p50Ms'), min(pgPeers, 'idle', 'p50Ms'), {
+      factor: 1,
+      atLeast: false,
+      unit: 'ms',
+    }),
+  );
+  out.push(
+    check('**Idle pickup** p95 ≤ the best PostgreSQL peer', med(results, P, 'idle', 'p95Ms'), min(pgPeers, 'idle', 'p95Ms'), {
+      factor: 1,
+      atLeast: false,
+      unit: 'ms',
+    }),
+  );
   const redis = systems.find((s) => s.kind === 'redis-peer');
   const mineIdle = med(results, P, 'idle', 'p50Ms');
   const redisIdle = redis ? med(results, redis.id, 'idle', 'p50Ms') : null;
   if (mineIdle !== null && redisIdle !== null) {
-    out.push(`  - the aim, BullMQ on Redis: pgqueue p50 ${fmt(mineIdle)} ms / p95 ${fmt(med(results, P, 'idle', 'p95Ms'))} ms vs ${fmt(redisIdle)} ms / ${fmt(med(results, redis.id, 'idle', 'p95Ms'))} ms (not a pass/fail target)`);
+    out.push(
+      `  - the aim, BullMQ on Redis: pgqueue p50 ${fmt(mineIdle)} ms / p95 ${fmt(med(results, P, 'idle', 'p95Ms'))} ms vs ${fmt(redisIdle)} ms / ${fmt(med(results, redis.id, 'idle', 'p95Ms'))} ms (not a pass/fail target)`,
+    );
   }
   const scale = settings.scaleProcesses.map((p) => ({ p, v: med(results, P, `scale-${p}`, 'jobsPerSec') }));
   if (scale.some((x) => x.v === null)) out.push('- **Scale**: not measured');
   else {
     const ok = scale.every((x, i) => i === 0 || x.v >= scale[i - 1].v);
-    out.push(`- **Scale**, throughput does not fall as processes are added: ${scale.map((x) => `${x.p} → ${fmt(x.v)} jobs/s`).join(', ')}: ${verdict(ok)}`);
+    out.push(
+      `- **Scale**, throughput does not fall as processes are added: ${scale.map((x) => `${x.p} → ${fmt(x.v)} jobs/s`).join(', ')}: ${verdict(ok)}`,
+    );
   }
   for (const v of of(['pgqueue-variant'])) {
     const sv = settings.scaleProcesses.map((p) => ({ p, v: med(results, v.id, `scale-${p}`, 'jobsPerSec') }));
@@ -231,12 +315,19 @@ function targets(systems, results, settings) {
   if (flat === null) out.push('- **Flat claim cost**: not measured');
   else {
     const rows = (results.get(`${P}|flat`) ?? []).find((r) => r.ok)?.rows;
-    out.push(`- **Flat claim cost** ≤ 1.2× with ${rows?.toLocaleString('en-US')} finished rows: ${flat.toFixed(2)}× (${fmt(med(results, P, 'flat', 'fullMs'))} ms vs ${fmt(med(results, P, 'flat', 'emptyMs'))} ms): ${verdict(flat <= 1.2)}`);
+    out.push(
+      `- **Flat claim cost** ≤ 1.2× with ${rows?.toLocaleString('en-US')} finished rows: ${flat.toFixed(2)}× (${fmt(med(results, P, 'flat', 'fullMs'))} ms vs ${fmt(med(results, P, 'flat', 'emptyMs'))} ms): ${verdict(flat <= 1.2)}`,
+    );
   }
   const rss = values(results, P, 'memory', 'peakRssMb');
   if (rss.length === 0) out.push('- **Memory**: not measured');
-  else out.push(`- **Memory** ≤ 150 MB while draining at concurrency ${settings.memoryConcurrency}: largest peak of the runs ${fmt(Math.max(...rss))} MB: ${verdict(Math.max(...rss) <= 150)}`);
+  else
+    out.push(
+      `- **Memory** ≤ 150 MB while draining at concurrency ${settings.memoryConcurrency}: largest peak of the runs ${fmt(Math.max(...rss))} MB: ${verdict(Math.max(...rss) <= 150)}`,
+    );
   out.push('');
-  out.push('Differences under ~15% are within the noise of this machine (issue 5). "The best peer": the best of the PostgreSQL peers and BullMQ on Redis. "The best PostgreSQL peer": the best of the rows that run on PostgreSQL with LISTEN/NOTIFY or their own wake-ups (Graphile Worker, pg-boss with LISTEN/NOTIFY, BullMQ\'s PostgreSQL backend); pg-boss polling every 2 s is shown for information. The raw-SQL rows are the ceiling, not peers.');
+  out.push(
+    'Differences under ~15% are within the noise of this machine (issue 5). "The best peer": the best of the PostgreSQL peers and BullMQ on Redis. "The best PostgreSQL peer": the best of the rows that run on PostgreSQL with LISTEN/NOTIFY or their own wake-ups (Graphile Worker, pg-boss with LISTEN/NOTIFY, BullMQ\'s PostgreSQL backend); pg-boss polling every 2 s is shown for information. The raw-SQL rows are the ceiling, not peers.',
+  );
   return out;
 }

@@ -18,7 +18,11 @@ await runChild({
     const probe = new pg.Pool({ connectionString: ctx.url, max: 1 });
     return {
       setup: () => boss.createQueue(ctx.queue, settings.queue),
-      insert: (datas) => boss.insert(ctx.queue, datas.map((data) => ({ data }))),
+      insert: (datas) =>
+        boss.insert(
+          ctx.queue,
+          datas.map((data) => ({ data })),
+        ),
       send: (data) => boss.send(ctx.queue, data),
       async work(onJob, options = {}) {
         const id = await boss.work(ctx.queue, { ...settings.work, ...options }, async (jobs) => {
@@ -27,7 +31,9 @@ await runChild({
         return { stop: () => boss.offWork(ctx.queue, { id, wait: true }) };
       },
       async pending() {
-        const { rows } = await probe.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state <> 'completed'`, [ctx.queue]);
+        const { rows } = await probe.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state <> 'completed'`, [
+          ctx.queue,
+        ]);
         return rows[0].n;
       },
       async close() {

@@ -22,7 +22,11 @@ await runChild({
     return {
       // --remove-on-complete: the queue deletes each job when it completes (as Graphile Worker always does)
       setup: () => q.createQueue(ctx.queue, ctx.args['remove-on-complete'] ? { removeOnComplete: true } : undefined),
-      insert: (datas) => q.insert(ctx.queue, datas.map((data) => ({ data }))),
+      insert: (datas) =>
+        q.insert(
+          ctx.queue,
+          datas.map((data) => ({ data })),
+        ),
       send: (data) => q.send(ctx.queue, data),
       async work(onJob, options = {}) {
         const id = await q.work(ctx.queue, { ...PGQUEUE.work, ...options }, async (job) => {
@@ -31,7 +35,9 @@ await runChild({
         return { stop: () => q.offWork(id) };
       },
       async pending() {
-        const { rows } = await probe.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.jobs WHERE queue = $1 AND state <> 'completed'`, [ctx.queue]);
+        const { rows } = await probe.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.jobs WHERE queue = $1 AND state <> 'completed'`, [
+          ctx.queue,
+        ]);
         return rows[0].n;
       },
       async close() {
@@ -50,7 +56,10 @@ await runChild({
 async function flat(q, probe, queue, { rows, claims, batch, median }) {
   const warmup = 5;
   const measure = async () => {
-    await q.insert(queue, Array.from({ length: (claims + warmup) * batch }, (_, i) => ({ data: { i } })));
+    await q.insert(
+      queue,
+      Array.from({ length: (claims + warmup) * batch }, (_, i) => ({ data: { i } })),
+    );
     await probe.query(`VACUUM ANALYZE ${SCHEMA}.jobs`);
     const times = [];
     for (let i = 0; i < claims + warmup; i++) {

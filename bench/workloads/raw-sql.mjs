@@ -26,7 +26,10 @@ FROM (SELECT id FROM raw_jobs WHERE queue = $1 AND state = 0 ORDER BY id LIMIT $
 WHERE j.id = next.id
 RETURNING j.id, j.data`,
 };
-const COMPLETE = { name: 'raw_complete', text: 'UPDATE raw_jobs SET state = 2, completed_on = now() WHERE id = ANY($1::bigint[]) AND state = 1' };
+const COMPLETE = {
+  name: 'raw_complete',
+  text: 'UPDATE raw_jobs SET state = 2, completed_on = now() WHERE id = ANY($1::bigint[]) AND state = 1',
+};
 
 await runChild({
   name: 'raw-sql',

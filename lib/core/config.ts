@@ -95,7 +95,11 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   noUnknownKeys('QueueModuleOptions', o, KNOWN);
   const given = (['connectionString', 'pool', 'db'] as const).filter((k) => o[k] !== undefined && o[k] !== null);
   if (given.length !== 1) {
-    throw new InvalidOptionError('connectionString/pool/db', 'exactly one way to reach PostgreSQL', given.length ? given.join(' and ') : 'none');
+    throw new InvalidOptionError(
+      'connectionString/pool/db',
+      'exactly one way to reach PostgreSQL',
+      given.length ? given.join(' and ') : 'none',
+    );
   }
   if (o.connectionString !== undefined && (typeof o.connectionString !== 'string' || o.connectionString.length === 0)) {
     throw new InvalidOptionError('connectionString', 'a non-empty PostgreSQL URL', o.connectionString);
@@ -108,7 +112,11 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   }
   const schema = o.schema ?? 'pgqueue';
   if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
-    throw new InvalidOptionError('schema', 'a lower-case identifier of 1 to 50 characters from [a-z0-9_], not starting with a digit', schema);
+    throw new InvalidOptionError(
+      'schema',
+      'a lower-case identifier of 1 to 50 characters from [a-z0-9_], not starting with a digit',
+      schema,
+    );
   }
   if (o.logger !== undefined && (typeof o.logger !== 'object' || typeof o.logger.error !== 'function')) {
     throw new InvalidOptionError('logger', 'an object with log, warn and error methods', o.logger);

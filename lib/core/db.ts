@@ -43,7 +43,8 @@ interface PgQueryable {
  * `options` replace the config's). With `preparedStatements: false` (transaction-mode poolers, which
  * refuse or drop session settings) neither they nor prepared statements are used.
  */
-export const ENGINE_SESSION = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
+export const ENGINE_SESSION =
+  '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
 
 /** The pool settings that open connections with ENGINE_SESSION, keeping the connection string's options. */
 export function withEngineSession(connectionString: string): { connectionString: string; options?: string } {
@@ -172,7 +173,10 @@ export function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
  * own (from `source`: a pool, or a function that checks one out): committed when it returns, rolled back when
  * it throws. A client that cannot roll back is not given back to the pool.
  */
-export async function inTransaction<T>(source: pg.Pool | (() => Promise<pg.PoolClient>), fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  source: pg.Pool | (() => Promise<pg.PoolClient>),
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = typeof source === 'function' ? await source() : await checkout(source);
   let broken: Error | undefined;
   try {

@@ -69,7 +69,10 @@ export class InvalidPayloadError extends QueueError {
     readonly field: string,
     readonly reason: string,
   ) {
-    super(`${field} must be JSON-serialisable (plain objects, arrays, strings, finite numbers, booleans, null), got ${reason}`, 'INVALID_PAYLOAD');
+    super(
+      `${field} must be JSON-serialisable (plain objects, arrays, strings, finite numbers, booleans, null), got ${reason}`,
+      'INVALID_PAYLOAD',
+    );
   }
 }
 

@@ -37,7 +37,10 @@ export class Fetcher {
     let profile = await router.profile(exec, name);
     let statements = router.statementsFor(profile);
     const claim = () =>
-      claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, { minPriority, maxPriority });
+      claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, {
+        minPriority,
+        maxPriority,
+      });
     let rows: Awaited<ReturnType<typeof claim>> = [];
     let failure: unknown = null;
     try {

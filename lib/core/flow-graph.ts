@@ -29,21 +29,33 @@ export function parseFlow(jobs: unknown, maxPayloadBytes: number): Map<string, F
     const key = optKey(`${field}.ref`, ref, 255);
     if (key === undefined) throw new InvalidOptionError(`${field}.ref`, 'a string of 1 to 255 characters', ref);
     if (byRef.has(key)) throw new InvalidOptionError(`${field}.ref`, 'a ref no other job of the flow uses', ref);
-    if (dependsOn !== undefined && !Array.isArray(dependsOn)) throw new InvalidOptionError(`${field}.dependsOn`, 'an array of refs', dependsOn);
+    if (dependsOn !== undefined && !Array.isArray(dependsOn))
+      throw new InvalidOptionError(`${field}.dependsOn`, 'an array of refs', dependsOn);
     if (onParentFailure !== undefined && onParentFailure !== 'fail' && onParentFailure !== 'cancel') {
       throw new InvalidOptionError(`${field}.onParentFailure`, 'one of "fail", "cancel"', onParentFailure);
     }
     const parents = [...new Set(dependsOn ?? [])];
     const parsed = parseSendOptions(rest, field);
     if (parents.length > 0 && (parsed.startAt !== undefined || parsed.startIn !== undefined)) {
-      throw new InvalidOptionError(`${field}.startAfter`, 'left out: a job with dependsOn starts when its parents complete', rest.startAfter);
+      throw new InvalidOptionError(
+        `${field}.startAfter`,
+        'left out: a job with dependsOn starts when its parents complete',
+        rest.startAfter,
+      );
     }
     const data = toJson(`${field}.data`, rest.data, maxPayloadBytes);
-    byRef.set(key, { index: i, queue: name, parsed: { ...parsed, blockedBy: parents.length, onParentFailure: onParentFailure ?? 'fail' }, data, parents });
+    byRef.set(key, {
+      index: i,
+      queue: name,
+      parsed: { ...parsed, blockedBy: parents.length, onParentFailure: onParentFailure ?? 'fail' },
+      data,
+      parents,
+    });
   });
   for (const { index, parents } of byRef.values()) {
     for (const parent of parents) {
-      if (!byRef.has(parent)) throw new InvalidOptionError(`jobs[${index}].dependsOn`, `refs of jobs in this flow (${[...byRef.keys()].join(', ')})`, parent);
+      if (!byRef.has(parent))
+        throw new InvalidOptionError(`jobs[${index}].dependsOn`, `refs of jobs in this flow (${[...byRef.keys()].join(', ')})`, parent);
     }
   }
   assertAcyclic(byRef);
@@ -59,7 +71,9 @@ export function flowByQueue(byRef: Map<string, FlowEntry>): Map<string, { ref: s
 
 /** The dependency rows of a flow whose jobs have ids: parent queue, parent id, child queue, child id. */
 export function flowEdges(byRef: Map<string, FlowEntry>, ids: Record<string, string>): [string, string, string, string][] {
-  return [...byRef.entries()].flatMap(([ref, e]) => e.parents.map((p): [string, string, string, string] => [byRef.get(p)!.queue, ids[p]!, e.queue, ids[ref]!]));
+  return [...byRef.entries()].flatMap(([ref, e]) =>
+    e.parents.map((p): [string, string, string, string] => [byRef.get(p)!.queue, ids[p]!, e.queue, ids[ref]!]),
+  );
 }
 
 /** Refuses a flow whose dependsOn make a cycle: its jobs would wait for each other forever. */
@@ -68,7 +82,11 @@ export function assertAcyclic(byRef: Map<string, { index: number; parents: strin
   const visit = (ref: string, path: string[]): void => {
     if (state.get(ref) === 'done') return;
     if (state.get(ref) === 'visiting') {
-      throw new InvalidOptionError(`jobs[${byRef.get(ref)!.index}].dependsOn`, 'refs that do not form a cycle', [...path, ref].join(' -> '));
+      throw new InvalidOptionError(
+        `jobs[${byRef.get(ref)!.index}].dependsOn`,
+        'refs that do not form a cycle',
+        [...path, ref].join(' -> '),
+      );
     }
     state.set(ref, 'visiting');
     for (const parent of byRef.get(ref)!.parents) visit(parent, [...path, ref]);

@@ -21,15 +21,28 @@ export class Flows {
     const run = async (exec: Executor): Promise<Record<string, string>> => {
       const ids: Record<string, string> = {};
       for (const [queue, group] of flowByQueue(byRef)) {
-        const inserted = await this.sender.insertRows(exec, queue, group.map((g) => g.entry.data), group.map((g) => g.entry.parsed));
+        const inserted = await this.sender.insertRows(
+          exec,
+          queue,
+          group.map((g) => g.entry.data),
+          group.map((g) => g.entry.parsed),
+        );
         if (inserted.length !== group.length) {
-          throw new QueueError(`flow: queue "${queue}" refused ${group.length - inserted.length} of its jobs (policy or dedupeKey); nothing was inserted`, 'FLOW_REFUSED');
+          throw new QueueError(
+            `flow: queue "${queue}" refused ${group.length - inserted.length} of its jobs (policy or dedupeKey); nothing was inserted`,
+            'FLOW_REFUSED',
+          );
         }
         group.forEach((g, i) => (ids[g.ref] = inserted[i]!));
       }
       const edges = flowEdges(byRef, ids);
       if (edges.length > 0) {
-        await exec.query(this.rt.statements.insertJobDeps, [edges.map((x) => x[0]), edges.map((x) => x[1]), edges.map((x) => x[2]), edges.map((x) => x[3])]);
+        await exec.query(this.rt.statements.insertJobDeps, [
+          edges.map((x) => x[0]),
+          edges.map((x) => x[1]),
+          edges.map((x) => x[2]),
+          edges.map((x) => x[3]),
+        ]);
       }
       return ids;
     };

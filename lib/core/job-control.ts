@@ -39,7 +39,11 @@ export class JobControl {
    * the change does not apply to (`full` finds nothing there either). The flow's work names `jobs`, so `full`
    * is planned with every partition; most changes never run it.
    */
-  private async leafFirst(refs: ParsedRef[], leaf: (some: ParsedRef[]) => Promise<{ id: string }[]>, full: (rest: ParsedRef[]) => Promise<{ id: string }[]>): Promise<{ id: string }[]> {
+  private async leafFirst(
+    refs: ParsedRef[],
+    leaf: (some: ParsedRef[]) => Promise<{ id: string }[]>,
+    full: (rest: ParsedRef[]) => Promise<{ id: string }[]>,
+  ): Promise<{ id: string }[]> {
     const done = await leaf(refs);
     const changedIds = new Set(done.map((r) => r.id));
     const rest = refs.filter((r) => !changedIds.has(r.id));
@@ -75,17 +79,28 @@ export class JobControl {
     const attempts = (some: ParsedRef[]) =>
       failArgs(
         byHand(name, some),
-        { errors: some.map(() => JSON.stringify(info.error)), permanent: some.map(() => info.permanent), retryAfterSeconds: some.map(() => info.retryAfterSeconds) },
+        {
+          errors: some.map(() => JSON.stringify(info.error)),
+          permanent: some.map(() => info.permanent),
+          retryAfterSeconds: some.map(() => info.retryAfterSeconds),
+        },
         this.ctx.channel,
       );
-    const rows = await this.ctx.router.onQueue(
-      exec,
-      name,
-      (st) => this.leafFirst(refs, (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)), (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest))),
-      (rows) => rows.length < new Set(list).size,
-    ).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
+    const rows = await this.ctx.router
+      .onQueue(
+        exec,
+        name,
+        (st) =>
+          this.leafFirst(
+            refs,
+            (some) => exec.query<{ id: string }>(st.failLeafJobs, attempts(some)),
+            (rest) => exec.query<{ id: string }>(st.failJobs, attempts(rest)),
+          ),
+        (rows) => rows.length < new Set(list).size,
+      )
+      .catch((err) => {
+        throw keyTaken(err, name, list);
+      });
     return changed(refs.length, rows);
   }
 
@@ -101,12 +116,21 @@ export class JobControl {
     queueName('name', name);
     const list = [...new Set(this.plainIds(ids))];
     const exec = await this.ctx.db();
-    const rows = await this.ctx.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.ctx.channel]), (rows) => rows.length < list.length).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
+    const rows = await this.ctx.router
+      .onQueue(
+        exec,
+        name,
+        (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.ctx.channel]),
+        (rows) => rows.length < list.length,
+      )
+      .catch((err) => {
+        throw keyTaken(err, name, list);
+      });
     if (rows.length === list.length) return changed(list.length, rows);
     const statements = await this.ctx.router.statementsOf(exec, name);
-    const states = new Map((await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]));
+    const states = new Map(
+      (await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]),
+    );
     for (const id of list) {
       const state = states.get(id);
       if (state === undefined) throw new JobNotFoundError(name, id);
@@ -125,7 +149,10 @@ export class JobControl {
     const candidates = await this.ctx.router.onQueue(
       exec,
       name,
-      (st) => (ids === null ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit]) : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit])),
+      (st) =>
+        ids === null
+          ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit])
+          : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit]),
       (rows) => rows.length === 0,
     );
     const statements = await this.ctx.router.statementsOf(exec, name);
@@ -150,18 +177,28 @@ export class JobControl {
     });
   }
 
-  private async changeJobs(statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs', name: string, ids: string | string[]): Promise<ChangeResult> {
+  private async changeJobs(
+    statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs',
+    name: string,
+    ids: string | string[],
+  ): Promise<ChangeResult> {
     queueName('name', name);
     const list = this.plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.ctx.channel] : [name, list];
     const exec = await this.ctx.db();
     const run = (st: Statements) =>
       statement === 'cancelJobs'
-        ? this.leafFirst(list.map((id) => ({ id, retryCount: null })), (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]), (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]))
+        ? this.leafFirst(
+            list.map((id) => ({ id, retryCount: null })),
+            (some) => exec.query<{ id: string }>(st.cancelLeafJobs, [name, some.map((r) => r.id)]),
+            (rest) => exec.query<{ id: string }>(st.cancelJobs, [name, rest.map((r) => r.id)]),
+          )
         : exec.query<{ id: string }>(st[statement], params);
-    const rows = await this.ctx.router.onQueue(exec, name, run, (rows) => rows.length < new Set(list).size).catch((err) => {
-      throw keyTaken(err, name, list);
-    });
+    const rows = await this.ctx.router
+      .onQueue(exec, name, run, (rows) => rows.length < new Set(list).size)
+      .catch((err) => {
+        throw keyTaken(err, name, list);
+      });
     return changed(list.length, rows);
   }
 
@@ -169,14 +206,26 @@ export class JobControl {
     queueName('name', name);
     const [ref] = parseRefs(id);
     const exec = await this.ctx.db();
-    const [row] = await this.ctx.router.onQueue(exec, name, (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]), (rows) => rows.length === 0);
+    const [row] = await this.ctx.router.onQueue(
+      exec,
+      name,
+      (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]),
+      (rows) => rows.length === 0,
+    );
     return row ? toJobWithMetadata<T>(row) : null;
   }
 }
 
 /** A change by hand names jobs by id, and an attempt only by its retryCount when the caller gave one. */
 function byHand(queue: string, refs: ParsedRef[]): SettleTarget {
-  return { queue, ids: refs.map((r) => r.id), retryCounts: refs.map((r) => r.retryCount), workerId: null, claimCounts: refs.map(() => null), stamps: null };
+  return {
+    queue,
+    ids: refs.map((r) => r.id),
+    retryCounts: refs.map((r) => r.retryCount),
+    workerId: null,
+    claimCounts: refs.map(() => null),
+    stamps: null,
+  };
 }
 
 /** A unique index refused bringing jobs back: another pending job holds the key (policy or dedupe). */

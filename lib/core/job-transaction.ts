@@ -33,7 +33,10 @@ export class JobTransaction {
       throw err;
     }
     client.release = () => {
-      throw new QueueError('job.db belongs to the job: the queue commits or rolls back its transaction and releases it when the handler returns', 'JOB_DB_RELEASE');
+      throw new QueueError(
+        'job.db belongs to the job: the queue commits or rolls back its transaction and releases it when the handler returns',
+        'JOB_DB_RELEASE',
+      );
     };
     return new JobTransaction(client, release);
   }

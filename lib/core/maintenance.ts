@@ -44,7 +44,8 @@ export class Maintenance {
     const result = await inTransaction(connect, async (client) => {
       let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows;
-      const due = lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
+      const due =
+        lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
       let unstuck = 0;
       if (due) {
         for (;;) {
@@ -57,19 +58,21 @@ export class Maintenance {
       return { ran: due, reaped, unstuck };
     });
     if (result.reaped > 0) this.ctx.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
-    if (result.unstuck > 0) this.ctx.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
+    if (result.unstuck > 0)
+      this.ctx.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
     return result;
   }
 
   /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */
   private async repairFifoMarks(client: pg.PoolClient): Promise<number> {
     const [row] = (
-      await client.query<{ unstuck: number; walked: number; last_queue: string | null; last_key: string | null }>(this.ctx.statements.repairFifoMarks, [
-        ...this.fifoRepairCursor,
-        FIFO_REPAIR_KEYS,
-      ])
+      await client.query<{ unstuck: number; walked: number; last_queue: string | null; last_key: string | null }>(
+        this.ctx.statements.repairFifoMarks,
+        [...this.fifoRepairCursor, FIFO_REPAIR_KEYS],
+      )
     ).rows;
-    this.fifoRepairCursor = row && row.walked >= FIFO_REPAIR_KEYS && row.last_queue !== null && row.last_key !== null ? [row.last_queue, row.last_key] : ['', ''];
+    this.fifoRepairCursor =
+      row && row.walked >= FIFO_REPAIR_KEYS && row.last_queue !== null && row.last_key !== null ? [row.last_queue, row.last_key] : ['', ''];
     return row?.unstuck ?? 0;
   }
 }

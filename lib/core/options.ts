@@ -65,7 +65,17 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   removeOnComplete?: boolean;
 }
 
-const QUEUE_KEYS = new Set<string>(['policy', 'partition', 'deadLetter', 'warningQueueSize', 'notify', 'removeOnComplete', 'concurrencyLimit', 'rateLimit', ...JOB_DEFAULT_KEYS]);
+const QUEUE_KEYS = new Set<string>([
+  'policy',
+  'partition',
+  'deadLetter',
+  'warningQueueSize',
+  'notify',
+  'removeOnComplete',
+  'concurrencyLimit',
+  'rateLimit',
+  ...JOB_DEFAULT_KEYS,
+]);
 const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
@@ -112,7 +122,17 @@ export interface ParsedSendOptions extends ParsedJobDefaults {
   slotOffset?: number;
 }
 
-const SEND_KEYS = new Set<string>(['priority', 'startAfter', 'singletonKey', 'dedupeKey', 'group', 'deadLetter', 'db', 'data', ...JOB_DEFAULT_KEYS]);
+const SEND_KEYS = new Set<string>([
+  'priority',
+  'startAfter',
+  'singletonKey',
+  'dedupeKey',
+  'group',
+  'deadLetter',
+  'db',
+  'data',
+  ...JOB_DEFAULT_KEYS,
+]);
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
 
 /** Validates `send` options, or one job of `insert` (then `field` names its index). */

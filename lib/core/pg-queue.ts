@@ -160,7 +160,13 @@ export class PgQueue extends EventEmitter {
    * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
    * ones return null.
    */
-  sendThrottled<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+  sendThrottled<T = unknown>(
+    name: string,
+    data: T,
+    options: SendOptions | null | undefined,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     return this.sender.sendThrottled(name, data, options, seconds, key);
   }
 
@@ -168,12 +174,23 @@ export class PgQueue extends EventEmitter {
    * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
    * instead of dropped; at most one job waits there, so later sends return null.
    */
-  sendDebounced<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+  sendDebounced<T = unknown>(
+    name: string,
+    data: T,
+    options: SendOptions | null | undefined,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     return this.sender.sendDebounced(name, data, options, seconds, key);
   }
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
-  sendAfter<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, startAfter: Date | string | number): Promise<string | null> {
+  sendAfter<T = unknown>(
+    name: string,
+    data: T,
+    options: SendOptions | null | undefined,
+    startAfter: Date | string | number,
+  ): Promise<string | null> {
     return this.send(name, data, { ...(options ?? {}), startAfter });
   }
 

@@ -117,7 +117,12 @@ export class PoolGate {
     if (rejectLeft) {
       for (const p of left) {
         this.pending.delete(p);
-        p.reject!(new QueueError('the queue closed before this call finished (shutdownTimeoutMs); a statement it had already sent may still have run', 'QUEUE_CLOSED'));
+        p.reject!(
+          new QueueError(
+            'the queue closed before this call finished (shutdownTimeoutMs); a statement it had already sent may still have run',
+            'QUEUE_CLOSED',
+          ),
+        );
       }
     }
     return left.length;

@@ -42,7 +42,9 @@ export class QueueAdmin {
     });
     const exec = await this.rt.db();
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
-    const row = o.partition ? await this.createPartitionedQueue(name, values) : (await exec.query<QueueRow & { created: boolean }>(this.rt.statements.createQueue, values))[0];
+    const row = o.partition
+      ? await this.createPartitionedQueue(name, values)
+      : (await exec.query<QueueRow & { created: boolean }>(this.rt.statements.createQueue, values))[0];
     if (!row) throw new QueueError(`queue "${name}" was deleted while being created`, 'QUEUE_RACE');
     return { created: row.created, differences: row.created ? [] : differingSettings(o, row) };
   }
@@ -63,7 +65,8 @@ export class QueueAdmin {
     queueName('name', name);
     const given = record('options', options);
     for (const fixed of ['policy', 'partition']) {
-      if (given[fixed] !== undefined) throw new InvalidOptionError(`options.${fixed}`, 'left out: it is fixed when the queue is created', given[fixed]);
+      if (given[fixed] !== undefined)
+        throw new InvalidOptionError(`options.${fixed}`, 'left out: it is fixed when the queue is created', given[fixed]);
     }
     const o = parseQueueOptions(given);
     const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
@@ -80,7 +83,11 @@ export class QueueAdmin {
         ['options.rateLimit', o.rateLimit, stored.rateLimit],
       ] as const) {
         if (given !== undefined && (given === null) !== (had === null)) {
-          throw new InvalidOptionError(field, had === null ? 'left out: this queue was created without one' : 'a new value, not null: this queue was created with one', given);
+          throw new InvalidOptionError(
+            field,
+            had === null ? 'left out: this queue was created without one' : 'a new value, not null: this queue was created with one',
+            given,
+          );
         }
       }
     }
@@ -93,7 +100,10 @@ export class QueueAdmin {
     const exec = await this.rt.db();
     const users = (await exec.query<{ name: string }>(this.rt.statements.queuesUsingDeadLetter, [name])).map((r) => r.name);
     if (users.length > 0) {
-      throw new QueueError(`queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`, 'QUEUE_IN_USE');
+      throw new QueueError(
+        `queue "${name}" is the dead-letter queue of ${users.map((u) => `"${u}"`).join(', ')}; change their deadLetter first`,
+        'QUEUE_IN_USE',
+      );
     }
     const deleted = await inTransaction(this.rt.connect, async (client) => {
       await client.query(this.rt.statements.setDdlLockTimeout);
@@ -129,7 +139,6 @@ export class QueueAdmin {
     return rows.map(toQueueResult);
   }
 
-
   async getBlockedKeys(name: string): Promise<string[]> {
     queueName('name', name);
     const exec = await this.rt.db();
@@ -142,14 +151,30 @@ export class QueueAdmin {
   /** A dead-letter queue must exist, and not be key_strict_fifo: copies of failed jobs may carry no key. */
   private async assertDeadLetterTarget(exec: Executor, name: string): Promise<void> {
     if ((await this.rt.router.profile(exec, name)).policy === 'key_strict_fifo') {
-      throw new InvalidOptionError('options.deadLetter', 'a queue whose policy is not key_strict_fifo (dead-lettered copies may carry no key)', name);
+      throw new InvalidOptionError(
+        'options.deadLetter',
+        'a queue whose policy is not key_strict_fifo (dead-lettered copies may carry no key)',
+        name,
+      );
     }
   }
 }
 
 /** What a queue's stored settings say against the options asked, one line per difference. */
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
-  const stored = toQueueResult({ ...row, queued: 0, deferred: 0, ready: 0, ready_oldest: null, active: 0, failed: 0, total: 0, table_name: '', created_on: new Date(), updated_on: new Date() });
+  const stored = toQueueResult({
+    ...row,
+    queued: 0,
+    deferred: 0,
+    ready: 0,
+    ready_oldest: null,
+    active: 0,
+    failed: 0,
+    total: 0,
+    table_name: '',
+    created_on: new Date(),
+    updated_on: new Date(),
+  });
   return Object.entries(o)
     .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key as keyof QueueResult]) !== JSON.stringify(value))
     .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);

@@ -57,7 +57,11 @@ export class QueueRouter {
    * claim depends on changed; null when the queue no longer exists. Callers do it after a claim came back empty or
    * met undefined_table, at most every PROFILE_RECHECK_MS, so an idle queue costs one read per interval.
    */
-  async recheck(exec: Executor, name: string, was: ClaimProfile): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined> {
+  async recheck(
+    exec: Executor,
+    name: string,
+    was: ClaimProfile,
+  ): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined> {
     const now = await this.reread(exec, name);
     if (now === null) return null;
     if (now.home === was.home && now.policy === was.policy && now.limited === was.limited) return undefined;

@@ -51,7 +51,8 @@ export function toQueueResult(r: QueueRow): QueueResult {
     deleteAfterSeconds: r.delete_after_seconds,
     retentionSeconds: r.retention_seconds,
     concurrencyLimit: r.concurrency_limit,
-    rateLimit: r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
+    rateLimit:
+      r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
     queuedCount: r.queued,
     deferredCount: r.deferred,
     blockedCount: r.blocked,

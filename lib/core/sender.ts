@@ -22,7 +22,13 @@ export class Sender {
   }
 
   /** `underWay`: the second send of one call (sendDebounced), which a close() that began meanwhile does not refuse. */
-  private async sendOne(name: string, data: unknown, options: SendOptions | undefined, parsed: ParsedSendOptions, underWay = false): Promise<string | null> {
+  private async sendOne(
+    name: string,
+    data: unknown,
+    options: SendOptions | undefined,
+    parsed: ParsedSendOptions,
+    underWay = false,
+  ): Promise<string | null> {
     const json = toJson('data', data, this.rt.config.maxPayloadBytes);
     // In a caller's transaction too, a send made once close() has begun is refused (start()).
     await (underWay ? this.rt.ready() : this.rt.start());
@@ -30,17 +36,34 @@ export class Sender {
     const [id] = await this.insertRows(exec, name, [json], [parsed]);
     if (id !== undefined) return id;
     if (parsed.dedupeKey === undefined) return null;
-    const [holder] = await this.rt.router.onQueue(exec, name, (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]), (rows) => rows.length === 0);
+    const [holder] = await this.rt.router.onQueue(
+      exec,
+      name,
+      (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]),
+      (rows) => rows.length === 0,
+    );
     return holder?.id ?? null;
   }
 
-  async sendThrottled<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+  async sendThrottled<T = unknown>(
+    name: string,
+    data: T,
+    options: SendOptions | null | undefined,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
     return this.sendOne(name, data, options ?? undefined, parsed);
   }
 
-  async sendDebounced<T = unknown>(name: string, data: T, options: SendOptions | null | undefined, seconds: number, key?: string): Promise<string | null> {
+  async sendDebounced<T = unknown>(
+    name: string,
+    data: T,
+    options: SendOptions | null | undefined,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
     const now = await this.sendOne(name, data, options ?? undefined, parsed);
@@ -87,8 +110,16 @@ export class Sender {
     const col = <K extends keyof ParsedSendOptions>(key: K) => (set.has(key) ? jobs.map((j) => j[key] ?? null) : null);
     // Inside a caller's transaction the checked insert is always used: if the cached policy were out of
     // date, an unchecked insert's unique violation would abort the caller's transaction.
-    const mayConflict = exec !== this.rt.exec || !POLICIES_FREE_ON_INSERT.has(profile.policy) || jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
-    const args = insertArgs(name, `[${data.map((d) => d ?? 'null').join(',')}]`, col, jobs.map((j) => j.slotOffset ?? 0));
+    const mayConflict =
+      exec !== this.rt.exec ||
+      !POLICIES_FREE_ON_INSERT.has(profile.policy) ||
+      jobs.some((j) => j.dedupeKey !== undefined || j.throttle !== undefined);
+    const args = insertArgs(
+      name,
+      `[${data.map((d) => d ?? 'null').join(',')}]`,
+      col,
+      jobs.map((j) => j.slotOffset ?? 0),
+    );
     const insert = (text: string) => exec.query<{ id: string }>(text, args);
     // Only a batch of two or more jobs with keys may hold a key_strict_fifo job that waits behind another.
     const keyed = jobs.length >= 2 && jobs.some((j) => j.singletonKey !== undefined);

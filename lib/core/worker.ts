@@ -2,7 +2,16 @@
 // claim (claim.ts) → local queue of claimed-ahead jobs (local-queue.ts) → attempt (attempt.ts), run by
 // attempt-runner.ts with the job object of claimed-job.ts → lease clock (lease-clock.ts) → completer
 // (completer.ts); loop.ts composes them into the Worker. Importers keep one path, './worker.js'.
-export { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimFilter, type ClaimProfile, type GroupLimits } from './worker/claim.js';
+export {
+  claimJobs,
+  newWorkerId,
+  PROFILE_RECHECK_MS,
+  type ClaimContext,
+  type ClaimedRow,
+  type ClaimFilter,
+  type ClaimProfile,
+  type GroupLimits,
+} from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
 export { Worker, type WorkerContext } from './worker/loop.js';

@@ -45,7 +45,9 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     for (const h of this.handlers) {
       const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions);
       if (!created && differences.length > 0) {
-        this.logger.warn(`queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`);
+        this.logger.warn(
+          `queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`,
+        );
       }
     }
   }
@@ -63,16 +65,21 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     for (const wrapper of this.discovery.getProviders()) {
       // A built instance tells its real class (also for factory and value providers); a request-scoped
       // provider has none at bootstrap, so its class is read instead.
-      const prototype = wrapper.isDependencyTreeStatic() && wrapper.instance && typeof wrapper.instance === 'object'
-        ? Object.getPrototypeOf(wrapper.instance)
-        : wrapper.inject ? null : wrapper.metatype?.prototype;
+      const prototype =
+        wrapper.isDependencyTreeStatic() && wrapper.instance && typeof wrapper.instance === 'object'
+          ? Object.getPrototypeOf(wrapper.instance)
+          : wrapper.inject
+            ? null
+            : wrapper.metatype?.prototype;
       if (!prototype || prototype === Object.prototype) continue;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const meta = Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[method]) as QueueHandlerMetadata | undefined;
         if (!meta) continue;
         const where = `${prototype.constructor.name}.${method}`;
         if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-          problems.push(`${where} handles queue "${meta.name}" but its provider is request-scoped or transient; queue handlers must live on singleton providers`);
+          problems.push(
+            `${where} handles queue "${meta.name}" but its provider is request-scoped or transient; queue handlers must live on singleton providers`,
+          );
           continue;
         }
         const { queue, work } = splitHandlerOptions(meta.options as Record<string, unknown>);
@@ -85,7 +92,8 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     const byQueue = new Map<string, string[]>();
     for (const h of found) byQueue.set(h.queue, [...(byQueue.get(h.queue) ?? []), h.where]);
     for (const [queue, places] of byQueue) {
-      if (places.length > 1) problems.push(`queue "${queue}" has ${places.length} handlers: ${places.join(', ')}; a queue takes exactly one`);
+      if (places.length > 1)
+        problems.push(`queue "${queue}" has ${places.length} handlers: ${places.join(', ')}; a queue takes exactly one`);
     }
     if (problems.length > 0) throw new QueueError(`invalid @QueueHandler registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
     return found;

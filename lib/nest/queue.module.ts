@@ -20,7 +20,11 @@ export class QueueModule {
   }
 
   static forRootAsync(options: QueueModuleAsyncOptions): DynamicModule {
-    return QueueModule.build(options.imports ?? [], async (...args: unknown[]) => resolveConfig(await options.useFactory(...args)), options.inject ?? []);
+    return QueueModule.build(
+      options.imports ?? [],
+      async (...args: unknown[]) => resolveConfig(await options.useFactory(...args)),
+      options.inject ?? [],
+    );
   }
 
   private static build(

@@ -18,7 +18,16 @@ export class QueueHealthIndicator {
     try {
       const queues = await this.queue.getQueues();
       const counts = Object.fromEntries(
-        queues.map((q) => [q.name, { queued: q.queuedCount, ready: q.readyCount, active: q.activeCount, failed: q.failedCount, readyOldestSeconds: q.readyOldestSeconds }]),
+        queues.map((q) => [
+          q.name,
+          {
+            queued: q.queuedCount,
+            ready: q.readyCount,
+            active: q.activeCount,
+            failed: q.failedCount,
+            readyOldestSeconds: q.readyOldestSeconds,
+          },
+        ]),
       );
       return check.up({ queues: counts, workers: this.queue.workerCount });
     } catch (err) {

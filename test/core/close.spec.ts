@@ -74,7 +74,10 @@ describe('closing a queue', () => {
     await q.createQueue('close.late');
     const lock = await lockQueueRow('close.late');
     const holder = q.updateQueue('close.late', { retryLimit: 7 });
-    const holderOutcome = holder.then(() => 'resolved', (err: { code?: string }) => err.code);
+    const holderOutcome = holder.then(
+      () => 'resolved',
+      (err: { code?: string }) => err.code,
+    );
     await blockedBehind(lock);
     const waiting = q.getQueue('close.late');
     const closing = q.close();
@@ -101,7 +104,9 @@ describe('closing a queue', () => {
     const id = (await q.send('close.stuck', {}))!;
     await until(() => started, 'the handler runs');
     await q.close();
-    const [job] = await f.sql<{ state: string; retry_count: number }>('SELECT state::text, retry_count FROM $schema.jobs WHERE id = $1', [id]);
+    const [job] = await f.sql<{ state: string; retry_count: number }>('SELECT state::text, retry_count FROM $schema.jobs WHERE id = $1', [
+      id,
+    ]);
     expect(job).toEqual({ state: 'created', retry_count: 0 });
   });
 

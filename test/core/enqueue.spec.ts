@@ -91,7 +91,10 @@ describe('insert', () => {
     const jobs = Array.from({ length: 500 }, (_, i) => ({ data: { i }, priority: i % 3 }));
     const ids = await q.insert('mail', jobs);
     expect(ids).toHaveLength(500);
-    const rows = await f.sql<{ id: string; i: number }>(`SELECT id::text, (data->>'i')::int AS i FROM $schema.jobs WHERE id = ANY($1::bigint[])`, [ids]);
+    const rows = await f.sql<{ id: string; i: number }>(
+      `SELECT id::text, (data->>'i')::int AS i FROM $schema.jobs WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
     const byId = new Map(rows.map((r) => [r.id, r.i]));
     expect(ids.map((id) => byId.get(id))).toEqual(jobs.map((j) => j.data.i));
   });
@@ -103,7 +106,9 @@ describe('insert', () => {
   it('jobs that set only their data inherit every queue setting; a job that sets one option keeps it', async () => {
     const ids = await q.insert('mail', [{ data: { n: 1 } }, { data: { n: 2 }, priority: 7, retryLimit: 0 }, {}]);
     const rows = await f.sql<{ priority: number; retry_limit: number; retry_delay: number; data: unknown }>(
-      `SELECT priority, retry_limit, retry_delay, data FROM $schema.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`, [ids]);
+      `SELECT priority, retry_limit, retry_delay, data FROM $schema.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      [ids],
+    );
     expect(rows).toEqual([
       { priority: 0, retry_limit: 4, retry_delay: 9, data: { n: 1 } },
       { priority: 7, retry_limit: 0, retry_delay: 9, data: { n: 2 } },

@@ -20,9 +20,13 @@ describe('fencing', () => {
 
     expect((await stalled.complete('fence', { id, retryCount: old!.retryCount }, 'stale')).updated).toBe(0);
     expect((await stalled.fail('fence', { id, retryCount: old!.retryCount }, new Error('stale'))).updated).toBe(0);
-    const [{ before }] = (await f.sql<{ before: Date | null }>('SELECT heartbeat_until AS before FROM $schema.jobs WHERE id = $1', [id])) as [{ before: Date | null }];
+    const [{ before }] = (await f.sql<{ before: Date | null }>('SELECT heartbeat_until AS before FROM $schema.jobs WHERE id = $1', [
+      id,
+    ])) as [{ before: Date | null }];
     await old!.heartbeat();
-    const [{ after }] = (await f.sql<{ after: Date | null }>('SELECT heartbeat_until AS after FROM $schema.jobs WHERE id = $1', [id])) as [{ after: Date | null }];
+    const [{ after }] = (await f.sql<{ after: Date | null }>('SELECT heartbeat_until AS after FROM $schema.jobs WHERE id = $1', [id])) as [
+      { after: Date | null },
+    ];
     expect(after).toEqual(before);
     expect(await stalled.getJobById('fence', id)).toMatchObject({ state: 'completed', output: 'the newer result', retryCount: 1 });
   });
@@ -43,11 +47,16 @@ describe('fencing', () => {
     });
     await until(() => started.length === 1, 'the first attempt runs');
     // What recovery leaves of a claim whose commit was lost: the job as it was before the claim.
-    await f.sql(`UPDATE $schema.jobs SET state = 'created', claim_count = claim_count - 1, worker_id = NULL, started_on = NULL,
-      lease_until = NULL, heartbeat_until = NULL WHERE id = $1`, [id]);
+    await f.sql(
+      `UPDATE $schema.jobs SET state = 'created', claim_count = claim_count - 1, worker_id = NULL, started_on = NULL,
+      lease_until = NULL, heartbeat_until = NULL WHERE id = $1`,
+      [id],
+    );
     // The same worker claims it again: same id, same claim count, same worker id; only started_on differs.
     await until(() => started.length === 2, 'the second attempt runs');
-    const [{ claims }] = (await f.sql<{ claims: number }>('SELECT claim_count AS claims FROM $schema.jobs WHERE id = $1', [id])) as [{ claims: number }];
+    const [{ claims }] = (await f.sql<{ claims: number }>('SELECT claim_count AS claims FROM $schema.jobs WHERE id = $1', [id])) as [
+      { claims: number },
+    ];
     expect(claims).toBe(1);
     // the worker's heartbeat tells the first attempt it no longer holds the job, and only the first
     await until(() => signals[0]!.aborted, 'the first attempt told to stop');
@@ -90,7 +99,10 @@ describe('fencing', () => {
 describe('events', () => {
   it("a failure of the loop itself is an 'error' event, a handler's throw never is, and the loop keeps going", async () => {
     // Statements of this instance time out after 200 ms, so a locked table makes its claim fail.
-    const q = f.create({ connectionString: `${testUrl()}${testUrl().includes('?') ? '&' : '?'}options=-c%20statement_timeout%3D200`, supervise: false });
+    const q = f.create({
+      connectionString: `${testUrl()}${testUrl().includes('?') ? '&' : '?'}options=-c%20statement_timeout%3D200`,
+      supervise: false,
+    });
     await q.createQueue('events', { retryLimit: 0 });
     const errors: (Error & { context?: string })[] = [];
     q.on('error', (err) => errors.push(err));

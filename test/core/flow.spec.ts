@@ -128,7 +128,10 @@ describe('flow: jobs that wait for each other', () => {
     ]);
     await q.fetch('fetch-data');
     await q.fail('fetch-data', ids.root!, new PermanentJobError('source down'));
-    expect((await q.getJobById('render', ids.fails!))!).toMatchObject({ state: 'failed', output: { error: { name: 'ParentFailedError' } } });
+    expect((await q.getJobById('render', ids.fails!))!).toMatchObject({
+      state: 'failed',
+      output: { error: { name: 'ParentFailedError' } },
+    });
     expect((await q.getJobById('render', ids.cancels!))!.state).toBe('cancelled');
     expect((await q.getJobById('notify', ids.grandchild!))!.state).toBe('failed');
   });
@@ -144,10 +147,25 @@ describe('flow: jobs that wait for each other', () => {
 
   it('a cycle, an unknown ref or a duplicate ref is refused, and nothing is inserted', async () => {
     const before = await count();
-    await expect(q.flow([{ name: 'render', ref: 'x', dependsOn: ['y'] }, { name: 'render', ref: 'y', dependsOn: ['x'] }])).rejects.toThrow('refs that do not form a cycle');
+    await expect(
+      q.flow([
+        { name: 'render', ref: 'x', dependsOn: ['y'] },
+        { name: 'render', ref: 'y', dependsOn: ['x'] },
+      ]),
+    ).rejects.toThrow('refs that do not form a cycle');
     await expect(q.flow([{ name: 'render', ref: 'x', dependsOn: ['nope'] }])).rejects.toThrow(InvalidOptionError);
-    await expect(q.flow([{ name: 'render', ref: 'x' }, { name: 'render', ref: 'x' }])).rejects.toThrow('jobs[1].ref must be a ref no other job of the flow uses');
-    await expect(q.flow([{ name: 'render', ref: 'x' }, { name: 'missing-queue', ref: 'y', dependsOn: ['x'] }])).rejects.toThrow('queue "missing-queue" does not exist');
+    await expect(
+      q.flow([
+        { name: 'render', ref: 'x' },
+        { name: 'render', ref: 'x' },
+      ]),
+    ).rejects.toThrow('jobs[1].ref must be a ref no other job of the flow uses');
+    await expect(
+      q.flow([
+        { name: 'render', ref: 'x' },
+        { name: 'missing-queue', ref: 'y', dependsOn: ['x'] },
+      ]),
+    ).rejects.toThrow('queue "missing-queue" does not exist');
     expect(await count()).toBe(before);
   });
 
@@ -159,7 +177,10 @@ describe('flow: jobs that wait for each other', () => {
     await w.work('chain.a', { pollingIntervalSeconds: 3600 }, async () => void order.push('a'));
     await w.work('chain.b', { pollingIntervalSeconds: 3600 }, async () => void order.push('b'));
     // Let both loops go idle first (an empty claim each), so only a NOTIFY can wake them.
-    await until(async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`))[0]!.n > 0, 'listening');
+    await until(
+      async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`))[0]!.n > 0,
+      'listening',
+    );
     const ids = await w.flow([
       { name: 'chain.a', ref: 'a' },
       { name: 'chain.b', ref: 'b', dependsOn: ['a'] },
@@ -204,19 +225,30 @@ describe('flow: jobs that wait for each other', () => {
     await until(async () => started, 'the parent started');
     const [child] = await f.sql<{ id: string }>(
       `INSERT INTO $schema.jobs (queue, blocked_by, start_after, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
-       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`);
-    await f.sql(`INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`, [parent, child!.id]);
+       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`,
+    );
+    await f.sql(
+      `INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`,
+      [parent, child!.id],
+    );
     release();
     await until(async () => (await w.getJobById('late.parent', parent))!.state === 'completed', 'the parent completed');
-    await until(async () => (await f.sql<{ n: number }>('SELECT blocked_by AS n FROM $schema.jobs WHERE id = $1', [child!.id]))[0]!.n === 0, 'the child was released');
+    await until(
+      async () => (await f.sql<{ n: number }>('SELECT blocked_by AS n FROM $schema.jobs WHERE id = $1', [child!.id]))[0]!.n === 0,
+      'the child was released',
+    );
     await w.stopWorkers();
 
     // and by hand: complete() of a job with a child
     const byHand = (await q.send('late.parent', {}))!;
     const [other] = await f.sql<{ id: string }>(
       `INSERT INTO $schema.jobs (queue, blocked_by, start_after, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
-       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`);
-    await f.sql(`INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`, [byHand, other!.id]);
+       VALUES ('late.child', 1, 'infinity', 0, 0, false, 60, 60, 'infinity') RETURNING id::text`,
+    );
+    await f.sql(
+      `INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id) VALUES ('late.parent', $1, 'late.child', $2)`,
+      [byHand, other!.id],
+    );
     expect((await q.fetch('late.parent')).map((j) => j.id)).toEqual([byHand]);
     expect((await q.complete('late.parent', byHand)).updated).toBe(1);
     expect((await f.sql<{ n: number }>('SELECT blocked_by AS n FROM $schema.jobs WHERE id = $1', [other!.id]))[0]!.n).toBe(0);

@@ -5,7 +5,8 @@ const f = queueFixture('partition');
 const q = f.create({ supervise: false });
 afterAll(() => f.cleanup());
 
-const tableOf = async (id: string) => (await f.sql<{ t: string }>('SELECT tableoid::regclass::text AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t;
+const tableOf = async (id: string) =>
+  (await f.sql<{ t: string }>('SELECT tableoid::regclass::text AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t;
 
 describe('dedicated partitions', () => {
   it('a queue created with partition: true stores its jobs in a partition of its own, which getQueue names', async () => {
@@ -67,11 +68,18 @@ describe('dedicated partitions', () => {
       ];
       for (const [name, args] of runs) {
         await exec.query(`PREPARE home_plan AS ${statements[name]}`);
-        const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE home_plan(${args})`)).map((r) => r['QUERY PLAN']).join('\n');
+        const plan = (await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE home_plan(${args})`))
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
         await exec.query('DEALLOCATE home_plan');
         // (a dead-letter copy is inserted into `jobs`: an insert is routed as it runs, and plans no partition)
         const tables = [...new Set([...plan.replace(/Insert on jobs\b/g, '').matchAll(/ on (jobs\w*)/g)].map((m) => m[1]))];
-        expect({ queue, name, tables, partitions: /Subplans Removed/.test(plan) }).toEqual({ queue, name, tables: [home], partitions: false });
+        expect({ queue, name, tables, partitions: /Subplans Removed/.test(plan) }).toEqual({
+          queue,
+          name,
+          tables: [home],
+          partitions: false,
+        });
       }
     }
   });
@@ -135,7 +143,10 @@ describe('a queue deleted and made again with the other partition setting', () =
   it('calls by hand that find less than they asked for never run twice on the same table', async () => {
     const one = f.create({ supervise: false });
     await one.createQueue('short.calls', { retryLimit: 5, retryDelay: 3600 });
-    const ids = await one.insert('short.calls', Array.from({ length: 20 }, () => ({})));
+    const ids = await one.insert(
+      'short.calls',
+      Array.from({ length: 20 }, () => ({})),
+    );
     expect(await one.fetch('short.calls', { batchSize: 20 })).toHaveLength(20);
     // each call names a job that does not exist: its result falls short, and the queue's profile is read again
     const results = await Promise.all(ids.map((id) => one.fail('short.calls', [id, '999999999'], new Error('once'))));

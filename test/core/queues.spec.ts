@@ -7,7 +7,15 @@ afterAll(() => f.cleanup());
 
 describe('queue management', () => {
   it('createQueue stores the settings that jobs will inherit, and getQueue returns them', async () => {
-    await q.createQueue('q.settings', { retryLimit: 5, retryDelay: 3, retryBackoff: true, retryDelayMax: 60, expireInSeconds: 30, deleteAfterSeconds: 0, retentionSeconds: 100 });
+    await q.createQueue('q.settings', {
+      retryLimit: 5,
+      retryDelay: 3,
+      retryBackoff: true,
+      retryDelayMax: 60,
+      expireInSeconds: 30,
+      deleteAfterSeconds: 0,
+      retentionSeconds: 100,
+    });
     const info = await q.getQueue('q.settings');
     expect(info).toMatchObject({
       name: 'q.settings',

@@ -22,13 +22,19 @@ describe('removeOnComplete', () => {
     await expect(q.createQueue('rmc.settings', { removeOnComplete: false })).rejects.toThrow('removeOnComplete is true, asked false');
   });
 
-  it("a worker deletes the jobs it completes; failures stay visible; a queue without it keeps its jobs", async () => {
+  it('a worker deletes the jobs it completes; failures stay visible; a queue without it keeps its jobs', async () => {
     const q = f.create();
     await q.createQueue('rmc.work', { removeOnComplete: true, retryLimit: 0 });
     await q.createQueue('rmc.keep');
-    const ok = await q.insert('rmc.work', Array.from({ length: 300 }, (_, i) => ({ data: { i } })));
+    const ok = await q.insert(
+      'rmc.work',
+      Array.from({ length: 300 }, (_, i) => ({ data: { i } })),
+    );
     const bad = (await q.send('rmc.work', { fail: true }))!;
-    const kept = await q.insert('rmc.keep', Array.from({ length: 50 }, () => ({})));
+    const kept = await q.insert(
+      'rmc.keep',
+      Array.from({ length: 50 }, () => ({})),
+    );
     const seen = new Set<string>();
     const handler = async (job: { id: string; data: { fail?: boolean } | null }) => {
       seen.add(job.id);
@@ -38,7 +44,10 @@ describe('removeOnComplete', () => {
     await q.work('rmc.work', { pollingIntervalSeconds: 0.1, batchSize: 100, concurrency: 20 }, handler);
     await q.work('rmc.keep', { pollingIntervalSeconds: 0.1 }, handler);
     // the completed jobs deleted, the failed one kept (its failure may be written after the completions)
-    await until(async () => JSON.stringify(await rowsOf('rmc.work')) === JSON.stringify([{ id: bad, state: 'failed' }]), 'only the failed job left');
+    await until(
+      async () => JSON.stringify(await rowsOf('rmc.work')) === JSON.stringify([{ id: bad, state: 'failed' }]),
+      'only the failed job left',
+    );
     expect([...ok, bad].every((id) => seen.has(id))).toBe(true);
     expect(await q.getJobById('rmc.work', ok[0]!)).toBeNull();
     await until(async () => (await rowsOf('rmc.keep')).every((r) => r.state === 'completed'), 'the other queue completed');

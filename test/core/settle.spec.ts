@@ -116,7 +116,8 @@ describe('plans', () => {
   /** An SQL literal of a parameter value (arrays as array literals), for EXECUTE. */
   const literal = (v: unknown): string => {
     if (v === null) return 'NULL';
-    if (Array.isArray(v)) return `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}'`;
+    if (Array.isArray(v))
+      return `'{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}'`;
     return `'${String(v).replaceAll("'", "''")}'`;
   };
 
@@ -135,9 +136,11 @@ describe('plans', () => {
     for (const [name, values] of runs) {
       await exec.query(`PREPARE by_id AS ${statements[name as keyof typeof statements]}`);
       await exec.query('BEGIN');
-      const plan = (await exec.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE by_id(${values.map(literal).join(', ')})`,
-      )).map((r) => r['QUERY PLAN']);
+      const plan = (
+        await exec.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE by_id(${values.map(literal).join(', ')})`,
+        )
+      ).map((r) => r['QUERY PLAN']);
       await exec.query('ROLLBACK');
       await exec.query('DEALLOCATE by_id');
       // each scan of a jobs partition, with the lines that describe it (up to the next node)
@@ -151,7 +154,9 @@ describe('plans', () => {
         .filter(([line]) => !line!.includes('never executed'))
         .filter((block) => {
           const [, rows, loops] = /rows=(\d+)(?:\.\d+)? loops=(\d+)/.exec(block[0]!)!;
-          const removed = block.map((l) => /Rows Removed by (?:Index Recheck|Filter): (\d+)/.exec(l)).reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
+          const removed = block
+            .map((l) => /Rows Removed by (?:Index Recheck|Filter): (\d+)/.exec(l))
+            .reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
           const byId = block.some((l) => /Index Cond: .*\bid = /.test(l));
           return !byId || (Number(rows) + removed) * Number(loops) > most;
         })
@@ -165,15 +170,21 @@ describe('plans', () => {
    * settles on 10 active jobs, and the changes by hand on 10 jobs each in the state they act on.
    */
   async function everyStatementByIds(one: PgQueue, queue: string): Promise<Record<string, string[]>> {
-    const ids = (await f.sql<{ id: string }>(
-      `SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'active' ORDER BY id DESC LIMIT 40`, [queue])).map((r) => r.id);
+    const ids = (
+      await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'active' ORDER BY id DESC LIMIT 40`, [
+        queue,
+      ])
+    ).map((r) => r.id);
     expect(ids).toHaveLength(40);
     const [active, cancelled, failed, dead] = [0, 10, 20, 30].map((k) => ids.slice(k, k + 10)) as [string[], string[], string[], string[]];
     await f.sql(`UPDATE $schema.jobs SET state = 'cancelled' WHERE queue = $1 AND id = ANY($2::bigint[])`, [queue, cancelled]);
     await f.sql(`UPDATE $schema.jobs SET state = 'failed' WHERE queue = $1 AND id = ANY($2::bigint[])`, [queue, failed]);
     await f.sql(`UPDATE $schema.jobs SET state = 'failed', source_name = $1 WHERE queue = $1 AND id = ANY($2::bigint[])`, [queue, dead]);
     const all = <T>(v: T) => active.map(() => v);
-    const { fetcherId: worker, config: { channel } } = one;
+    const {
+      fetcherId: worker,
+      config: { channel },
+    } = one;
     return wideReads(one, queue, 10, [
       ['completeJobs', [queue, active, all(null), all('{}'), worker, all(1), channel, all(null)]],
       ['completeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null)]],
@@ -190,19 +201,38 @@ describe('plans', () => {
     ]);
   }
 
-  const none = Object.fromEntries(['completeJobs', 'completeLeafJobs', 'removeLeafJobs', 'failJobs', 'heartbeatJobs', 'releaseJobs',
-    'cancelJobs', 'resumeJobs', 'deleteJobs', 'retryJobs', 'getJobStates', 'listDeadLetteredByIds'].map((name) => [name, []]));
+  const none = Object.fromEntries(
+    [
+      'completeJobs',
+      'completeLeafJobs',
+      'removeLeafJobs',
+      'failJobs',
+      'heartbeatJobs',
+      'releaseJobs',
+      'cancelJobs',
+      'resumeJobs',
+      'deleteJobs',
+      'retryJobs',
+      'getJobStates',
+      'listDeadLetteredByIds',
+    ].map((name) => [name, []]),
+  );
 
   /** The partition of a queue created with `partition: true`, with autovacuum off (its statistics stay as the test left them). */
   async function ownPartition(one: PgQueue, queue: string): Promise<string> {
     await one.createQueue(queue, { partition: true });
-    const [{ partition }] = (await f.sql<{ partition: string }>(`SELECT $schema.queue_partition_name($1) AS partition`, [queue])) as [{ partition: string }];
+    const [{ partition }] = (await f.sql<{ partition: string }>(`SELECT $schema.queue_partition_name($1) AS partition`, [queue])) as [
+      { partition: string },
+    ];
     await f.sql(`ALTER TABLE $schema."${partition}" SET (autovacuum_enabled = false)`);
     return partition;
   }
 
   async function claimAll(one: PgQueue, queue: string, n: number): Promise<void> {
-    await one.insert(queue, Array.from({ length: n }, () => ({})));
+    await one.insert(
+      queue,
+      Array.from({ length: n }, () => ({})),
+    );
     let claimed = 0;
     while (claimed < n) claimed += (await one.fetch(queue, { batchSize: 1000 })).length;
   }
@@ -225,7 +255,12 @@ describe('plans', () => {
       SELECT 'fresh', 'completed', 0, 0, false, 60, 60, now() FROM generate_series(1, 20000)`);
     await claimAll(one, 'fresh', 40);
     // the 10 jobs settled are flow parents, each with a child waiting for it: completing them releases the children
-    await one.flow(Array.from({ length: 10 }, (_, i) => [{ name: 'fresh', ref: `p${i}` }, { name: 'fresh', ref: `c${i}`, dependsOn: [`p${i}`] }]).flat());
+    await one.flow(
+      Array.from({ length: 10 }, (_, i) => [
+        { name: 'fresh', ref: `p${i}` },
+        { name: 'fresh', ref: `c${i}`, dependsOn: [`p${i}`] },
+      ]).flat(),
+    );
     expect(await one.fetch('fresh', { batchSize: 20 })).toHaveLength(10);
     expect(await everyStatementByIds(one, 'fresh')).toEqual(none);
   });

@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
-const effects = async (id: string) => (await f.sql<{ note: string }>('SELECT note FROM $schema.effects WHERE job_id = $1', [id])).map((r) => r.note);
+const effects = async (id: string) =>
+  (await f.sql<{ note: string }>('SELECT note FROM $schema.effects WHERE job_id = $1', [id])).map((r) => r.note);
 
 describe('transactional handlers', () => {
   it("the handler's writes commit together with the job's completion", async () => {
@@ -150,7 +151,7 @@ describe('transactional handlers', () => {
     await q.offWork('tx.serial');
   });
 
-  it("a handler whose connection is terminated mid-transaction fails the attempt, and the loop goes on claiming", async () => {
+  it('a handler whose connection is terminated mid-transaction fails the attempt, and the loop goes on claiming', async () => {
     await q.createQueue('tx.killed', { retryLimit: 2 });
     let killed = false;
     await q.work('tx.killed', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
@@ -204,7 +205,7 @@ describe('transactional handlers', () => {
     await small.offWork('tx.outlived');
   });
 
-  it("a handler cut off by its lease loses its server session too: the statement it had in flight stops", async () => {
+  it('a handler cut off by its lease loses its server session too: the statement it had in flight stops', async () => {
     await q.createQueue('tx.session', { expireInSeconds: 1, retryLimit: 0 });
     let pid = 0;
     await q.work('tx.session', { transactional: true, pollingIntervalSeconds: 0.05 }, async (job) => {
@@ -214,9 +215,17 @@ describe('transactional handlers', () => {
     });
     const id = (await q.send('tx.session', {}))!;
     await until(() => pid > 0, 'the handler runs');
-    await until(async () => (await q.getJobById('tx.session', id))!.state === 'failed', 'the attempt failed when its lease ran out', 10_000);
+    await until(
+      async () => (await q.getJobById('tx.session', id))!.state === 'failed',
+      'the attempt failed when its lease ran out',
+      10_000,
+    );
     // Without ending the session, pg_sleep(60) would go on running (and hold the transaction) after the socket closed.
-    await until(async () => (await f.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0, 'the session ended', 10_000);
+    await until(
+      async () => (await f.pool.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0,
+      'the session ended',
+      10_000,
+    );
     await q.offWork('tx.session');
   });
 });

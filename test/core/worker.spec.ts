@@ -21,7 +21,10 @@ describe('worker loop', () => {
     expect((await q.getJobById('w.outcome', good))!.output).toEqual({ doubled: 2 });
     const failed = (await q.getJobById('w.outcome', bad))!;
     expect(failed.retryCount).toBe(1);
-    expect((failed.output as { errors: { message: string }[] }).errors.map((e) => e.message)).toEqual(['attempt 0 broke', 'attempt 1 broke']);
+    expect((failed.output as { errors: { message: string }[] }).errors.map((e) => e.message)).toEqual([
+      'attempt 0 broke',
+      'attempt 1 broke',
+    ]);
     await q.offWork('w.outcome');
   });
 
@@ -37,7 +40,9 @@ describe('worker loop', () => {
     const ids = await q.insert('w.poison', [{ data: 'string' }, { data: 'reject' }, { data: 'bigint' }, { data: 'ok' }]);
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.poison')).failed === 3, 'three failed');
     await until(async () => (await q.getJobById('w.poison', ids[3]!))!.state === 'completed', 'the good one completed');
-    const messages = await Promise.all(ids.slice(0, 3).map(async (id) => ((await q.getJobById('w.poison', id))!.output as { error: { message: string } }).error.message));
+    const messages = await Promise.all(
+      ids.slice(0, 3).map(async (id) => ((await q.getJobById('w.poison', id))!.output as { error: { message: string } }).error.message),
+    );
     expect(messages[0]).toBe('plain string');
     expect(messages[1]).toContain('{"code":42}');
     expect(messages[2]).toContain('a BigInt at n');
@@ -58,7 +63,10 @@ describe('worker loop', () => {
       running--;
       done++;
     });
-    await q.insert('w.conc', Array.from({ length: 40 }, (_, i) => ({ data: i })));
+    await q.insert(
+      'w.conc',
+      Array.from({ length: 40 }, (_, i) => ({ data: i })),
+    );
     await until(() => done === 40, '40 jobs done');
     expect(peak).toBe(3);
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.conc')).completed === 40, 'all completed in the table');
@@ -167,7 +175,10 @@ describe('results written together', () => {
       await release.promise;
       return { ranAs: job.id };
     });
-    const ids = await q.insert('w.batch', Array.from({ length: 10 }, (_, i) => ({ data: i })));
+    const ids = await q.insert(
+      'w.batch',
+      Array.from({ length: 10 }, (_, i) => ({ data: i })),
+    );
     await until(() => started.length === 10, 'ten handlers running');
     // Taken away and put back while its handler runs: that handler's result must be refused.
     const victim = ids[3]!;
@@ -195,7 +206,10 @@ describe('claiming ahead (batchSize above concurrency)', () => {
       running--;
       done++;
     });
-    await q.insert('w.ahead', Array.from({ length: 30 }, (_, i) => ({ data: i })));
+    await q.insert(
+      'w.ahead',
+      Array.from({ length: 30 }, (_, i) => ({ data: i })),
+    );
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead')).completed === 30, 'all completed');
     expect(done).toBe(30);
     expect(peak).toBe(2);
@@ -210,11 +224,16 @@ describe('claiming ahead (batchSize above concurrency)', () => {
       started.push(job.id);
       return new Promise(() => undefined); // holds the only slot
     });
-    await q.insert('w.ahead.stop', Array.from({ length: 5 }, () => ({})));
+    await q.insert(
+      'w.ahead.stop',
+      Array.from({ length: 5 }, () => ({})),
+    );
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.stop')).active === 5, 'all five claimed by the one worker');
     expect(started).toHaveLength(1);
     await q.stopWorkers();
-    const rows = await f.sql<{ state: string; retry_count: number }>(`SELECT state::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.stop'`);
+    const rows = await f.sql<{ state: string; retry_count: number }>(
+      `SELECT state::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.stop'`,
+    );
     expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'created', retry_count: 0 })));
   });
 
@@ -227,14 +246,23 @@ describe('claiming ahead (batchSize above concurrency)', () => {
       ran.push(job.id);
       if (ran.length === 1) await slow.promise;
     });
-    const ids = await q.insert('w.ahead.wait', Array.from({ length: 3 }, () => ({})));
+    const ids = await q.insert(
+      'w.ahead.wait',
+      Array.from({ length: 3 }, () => ({})),
+    );
     await until(() => ran.length === 1, 'the first job holds the slot');
-    const handedBack = async () => (await f.sql<{ n: number }>(
-      `SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'w.ahead.wait' AND state = 'created' AND claim_count = 1`))[0]!.n === 2;
+    const handedBack = async () =>
+      (
+        await f.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'w.ahead.wait' AND state = 'created' AND claim_count = 1`,
+        )
+      )[0]!.n === 2;
     await until(handedBack, 'the two waiting jobs handed back after a second', 5_000);
     slow.resolve();
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.wait')).completed === 3, 'all three completed');
-    const rows = await f.sql<{ id: string; retry_count: number }>(`SELECT id::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.wait' ORDER BY id`);
+    const rows = await f.sql<{ id: string; retry_count: number }>(
+      `SELECT id::text, retry_count FROM $schema.jobs WHERE queue = 'w.ahead.wait' ORDER BY id`,
+    );
     expect(rows).toEqual(ids.map((id) => ({ id, retry_count: 0 })));
     await q.offWork('w.ahead.wait');
   });
@@ -247,15 +275,24 @@ describe('claiming ahead: each waiting job has its own deadline', () => {
     const hold = deferred();
     const ran: string[] = [];
     const [first] = await q.insert('w.ahead.mixed', [{ priority: 10 }]);
-    const [, short] = await q.insert('w.ahead.mixed', [{ priority: 5, expireInSeconds: 60 }, { priority: 0, expireInSeconds: 2 }]);
+    const [, short] = await q.insert('w.ahead.mixed', [
+      { priority: 5, expireInSeconds: 60 },
+      { priority: 0, expireInSeconds: 2 },
+    ]);
     await q.work('w.ahead.mixed', { concurrency: 1, batchSize: 3, pollingIntervalSeconds: 0.1 }, async (job) => {
       ran.push(job.id);
       if (job.id === first) await hold.promise;
     });
     await until(() => ran.length === 1, 'the first job holds the only slot');
     // Its wait limit is half of 2 s; the job ahead of it in the local queue may wait 30 s.
-    await until(async () => (await f.sql<{ state: string; claim_count: number }>(
-      `SELECT state::text, claim_count FROM $schema.jobs WHERE id = $1`, [short]))[0]!.state === 'created', 'the short-lease job handed back', 5_000);
+    await until(
+      async () =>
+        (
+          await f.sql<{ state: string; claim_count: number }>(`SELECT state::text, claim_count FROM $schema.jobs WHERE id = $1`, [short])
+        )[0]!.state === 'created',
+      'the short-lease job handed back',
+      5_000,
+    );
     hold.resolve();
     await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.mixed')).completed === 3, 'all three completed');
     const rows = await f.sql<{ retry_count: number }>(`SELECT retry_count FROM $schema.jobs WHERE queue = 'w.ahead.mixed'`);
@@ -275,19 +312,29 @@ describe('a result the database cannot store', () => {
       await release.promise;
       return job.data.bad ? { text: 'nul \u0000 inside' } : { text: 'fine' };
     });
-    const ids = await q.insert('w.nul', [{ data: { bad: false } }, { data: { bad: true } }, { data: { bad: false } }, { data: { bad: false } }, { data: { bad: false } }]);
+    const ids = await q.insert('w.nul', [
+      { data: { bad: false } },
+      { data: { bad: true } },
+      { data: { bad: false } },
+      { data: { bad: false } },
+      { data: { bad: false } },
+    ]);
     await until(() => started === 5, 'five handlers running');
     release.resolve(); // the five results are written together
-    await until(async () => {
-      const c = await stateCounts(f.pool, f.schema, 'w.nul');
-      return c.completed === 4 && c.failed === 1;
-    }, 'four completed, the bad one failed', 10_000);
+    await until(
+      async () => {
+        const c = await stateCounts(f.pool, f.schema, 'w.nul');
+        return c.completed === 4 && c.failed === 1;
+      },
+      'four completed, the bad one failed',
+      10_000,
+    );
     const bad = (await q.getJobById('w.nul', ids[1]!))!;
     expect(bad.state).toBe('failed');
     expect((bad.output as { error: { message: string } }).error.message).toContain('NUL');
   });
 
-  it("an error whose message holds a NUL character is stored, written out", async () => {
+  it('an error whose message holds a NUL character is stored, written out', async () => {
     const q = f.create();
     await q.createQueue('w.nul.error', { retryLimit: 0 });
     await q.work('w.nul.error', { pollingIntervalSeconds: 0.1 }, () => {
@@ -327,7 +374,10 @@ describe('stopping workers', () => {
       signals.push(job.signal);
       return new Promise(() => undefined); // never settles on its own
     });
-    await q.insert('w.handback', Array.from({ length: 5 }, () => ({})));
+    await q.insert(
+      'w.handback',
+      Array.from({ length: 5 }, () => ({})),
+    );
     await until(() => signals.length === 5, 'five handlers started');
     await q.stopWorkers();
     expect(signals.every((s) => s.aborted)).toBe(true);
@@ -378,7 +428,8 @@ describe('heartbeats', () => {
     });
     await q.send('w.hb', {});
     const id = await started.promise;
-    const beatAt = async () => (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t.getTime();
+    const beatAt = async () =>
+      (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t.getTime();
     const first = await beatAt();
     await until(async () => (await beatAt()) > first, 'heartbeat extended by the worker');
     await until(async () => (await beatAt()) > first + 300, 'heartbeat extended again');
@@ -447,10 +498,17 @@ describe('fencing inside one process', () => {
     const q = f.create();
     await q.createQueue('w.expire', { expireInSeconds: 1 });
     const reason = deferred<unknown>();
-    await q.work('w.expire', {}, (job) => new Promise((_, reject) => job.signal.addEventListener('abort', () => {
-      reason.resolve(job.signal.reason);
-      reject(job.signal.reason);
-    })));
+    await q.work(
+      'w.expire',
+      {},
+      (job) =>
+        new Promise((_, reject) =>
+          job.signal.addEventListener('abort', () => {
+            reason.resolve(job.signal.reason);
+            reject(job.signal.reason);
+          }),
+        ),
+    );
     await q.send('w.expire', {});
     expect(String(await reason.promise)).toContain('the handler did not finish within the lease of 1 seconds');
     await q.offWork('w.expire');
@@ -469,7 +527,8 @@ describe('fencing inside one process', () => {
     await until(() => started.length === 1, 'long-heartbeat job running');
     const fast = (await q.send('w.hb.mixed', {}, { heartbeatSeconds: 1 }))!;
     await until(() => started.includes(fast), 'short-heartbeat job running');
-    const beatAt = async () => (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [fast]))[0]!.t.getTime();
+    const beatAt = async () =>
+      (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [fast]))[0]!.t.getTime();
     const first = await beatAt();
     await until(async () => (await beatAt()) > first, 'short heartbeat kept by an earlier tick', 5_000);
     gate.resolve();

@@ -89,7 +89,9 @@ describe('a Nest app with two @QueueHandler providers', () => {
     expect(rows[0]).toEqual({ n: 1000, d: 1000 });
     const { rows: ran } = await pool.query(`SELECT job_id::text FROM "${schema}".handled`);
     expect(ran.map((r) => r.job_id).sort()).toEqual([...ids].sort());
-    const { rows: retried } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE retry_count > 0 OR output ? 'errors'`);
+    const { rows: retried } = await pool.query(
+      `SELECT count(*)::int AS n FROM "${schema}".jobs WHERE retry_count > 0 OR output ? 'errors'`,
+    );
     expect(retried[0].n).toBe(0);
     const invoice = await app.get(QueueService).getJobById('invoices', ids[0]!);
     expect(invoice!.output).toEqual({ rendered: 0 });

@@ -57,7 +57,9 @@ describe('handler registration', () => {
     @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [BadOptions] })
     class BadModule {}
     const err = await NestFactory.createApplicationContext(BadModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
-    expect((err as Error).message).toContain("@QueueHandler('bad-opts') on BadOptions.handle.concurrency must be an integer from 1 to 10000, got 0");
+    expect((err as Error).message).toContain(
+      "@QueueHandler('bad-opts') on BadOptions.handle.concurrency must be an integer from 1 to 10000, got 0",
+    );
   });
 
   it('a handler on a provider built by a factory is found too', async () => {

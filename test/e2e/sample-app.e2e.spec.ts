@@ -68,7 +68,11 @@ describe('sample app', () => {
   });
 
   it('POST /jobs refuses a "to" that is not a string', async () => {
-    const res = await fetch(`${base}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: 5 }) });
+    const res = await fetch(`${base}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: 5 }),
+    });
     expect(res.status).toBe(400);
     await res.body?.cancel();
   });

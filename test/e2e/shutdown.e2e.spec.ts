@@ -56,7 +56,10 @@ describe('application shutdown', () => {
   it('app.close() with 10 handlers mid-job leaves no job active, and a second instance finishes them', async () => {
     const first = await NestFactory.createApplicationContext(appModule([SlowHandlers]), { logger: ['error'] });
     const queue = first.get(QueueService);
-    const ids = await queue.insert('reports', Array.from({ length: 14 }, (_, n) => ({ data: { n } })));
+    const ids = await queue.insert(
+      'reports',
+      Array.from({ length: 14 }, (_, n) => ({ data: { n } })),
+    );
     await until(() => started.length === 10, '10 handlers mid-job');
 
     await first.close();

@@ -33,7 +33,8 @@ export async function until<T>(check: () => T | Promise<T>, message: string, tim
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${message}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for: ${message}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -9,11 +9,22 @@ import { createEmbeddedPostgres } from './embedded-postgres.js';
 function dockerAnswers() {
   const host = process.env.DOCKER_HOST;
   const socketPath = host?.startsWith('unix://') ? host.slice(7) : host ? undefined : '/var/run/docker.sock';
-  const target = socketPath ? { socketPath } : (() => { const u = new URL(host.replace(/^tcp:/, 'http:')); return { host: u.hostname, port: u.port }; })();
+  const target = socketPath
+    ? { socketPath }
+    : (() => {
+        const u = new URL(host.replace(/^tcp:/, 'http:'));
+        return { host: u.hostname, port: u.port };
+      })();
   return new Promise((resolve) => {
-    const req = request({ ...target, path: '/_ping', timeout: 1000 }, (res) => { res.resume(); resolve(res.statusCode === 200); });
+    const req = request({ ...target, path: '/_ping', timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
     req.on('error', () => resolve(false));
-    req.on('timeout', () => { req.destroy(); resolve(false); });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
     req.end();
   });
 }

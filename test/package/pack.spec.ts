@@ -19,7 +19,11 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
 
 let packed: string[] = [];
 beforeAll(() => {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   packed = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
 }, 60_000);
 
@@ -29,7 +33,13 @@ describe('the package', () => {
     expect(targets.length).toBeGreaterThan(8);
     const missing = targets.map((t) => t.replace(/^\.\//, '')).filter((t) => !packed.includes(t));
     expect(missing).toEqual([]);
-    for (const entry of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/schema/index.js', 'dist/lib/nest/terminus.js', 'dist/lib/core/index.js']) {
+    for (const entry of [
+      'dist/lib/index.js',
+      'dist/lib/index.d.ts',
+      'dist/schema/index.js',
+      'dist/lib/nest/terminus.js',
+      'dist/lib/core/index.js',
+    ]) {
       expect(packed).toContain(entry);
     }
   });
@@ -38,7 +48,9 @@ describe('the package', () => {
     expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'docs/options.md', 'docs/design.md']));
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
-    const stray = packed.filter((p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^(dist\/(lib|schema)\/|docs\/[\w-]+\.md$)/.test(p));
+    const stray = packed.filter(
+      (p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^(dist\/(lib|schema)\/|docs\/[\w-]+\.md$)/.test(p),
+    );
     expect(stray).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
   });
@@ -71,14 +83,30 @@ describe('the package', () => {
   it('packs from a clean copy of the tracked files: prepack builds what it ships', () => {
     const copy = mkdtempSync(join(tmpdir(), 'pgqueue-pack-'));
     try {
-      const tracked = execFileSync('git', ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs', 'LICENSE'], { cwd: root, encoding: 'utf8' })
+      const tracked = execFileSync(
+        'git',
+        ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs', 'LICENSE'],
+        { cwd: root, encoding: 'utf8' },
+      )
         .split('\n')
         .filter(Boolean);
       for (const file of tracked) cpSync(join(root, file), join(copy, file));
       symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
-      const out = execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const out = execFileSync('npm', ['pack', '--dry-run', '--json'], {
+        cwd: copy,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
-      expect(files).toEqual(expect.arrayContaining(['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/schema/index.js', 'dist/lib/nest/terminus.js', 'LICENSE']));
+      expect(files).toEqual(
+        expect.arrayContaining([
+          'dist/lib/index.js',
+          'dist/lib/index.d.ts',
+          'dist/schema/index.js',
+          'dist/lib/nest/terminus.js',
+          'LICENSE',
+        ]),
+      );
       expect(files.sort()).toEqual([...packed].sort());
     } finally {
       rmSync(copy, { recursive: true, force: true });

@@ -24,7 +24,6 @@ if (!url || !schema || !queues) {
   process.exit(2);
 }
 
-
 // The runs are written on connections of their own, so the engine's pool is exactly what a user's app has.
 const side = new pg.Pool({ connectionString: url, max: 4 });
 side.on('error', (err) => logger.warn(`side pool: ${err.message}`));

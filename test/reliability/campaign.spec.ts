@@ -14,7 +14,14 @@ import { recordingLogger, testUrl, uniqueSchema, until } from '../helpers/db.js'
 import { startCampaignChild, stopWorkerChildren, type CampaignSettings, type WorkerChild } from './children.js';
 import { PrivatePostgres } from './private-postgres.js';
 
-const QUEUES = { plain: 'camp.plain', tx: 'camp.tx', fifo: 'camp.fifo', flowParent: 'camp.flow.parent', flowChild: 'camp.flow.child', group: 'camp.group' };
+const QUEUES = {
+  plain: 'camp.plain',
+  tx: 'camp.tx',
+  fifo: 'camp.fifo',
+  flowParent: 'camp.flow.parent',
+  flowChild: 'camp.flow.child',
+  group: 'camp.group',
+};
 const ALL_QUEUES = Object.values(QUEUES);
 const GROUP_LIMIT = 2;
 const GROUPS = 6;
@@ -62,16 +69,21 @@ async function crashServer(url: string): Promise<void> {
   const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   process.kill(rows[0]!.pid, 'SIGKILL');
   await client.end().catch(() => undefined);
-  await until(async () => {
-    const probe = new pg.Client({ connectionString: url });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      return (await probe.query<{ up: boolean }>('SELECT NOT pg_is_in_recovery() AS up')).rows[0]!.up;
-    } finally {
-      await probe.end().catch(() => undefined);
-    }
-  }, 'PostgreSQL is back after the crash', 60_000, 100);
+  await until(
+    async () => {
+      const probe = new pg.Client({ connectionString: url });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        return (await probe.query<{ up: boolean }>('SELECT NOT pg_is_in_recovery() AS up')).rows[0]!.up;
+      } finally {
+        await probe.end().catch(() => undefined);
+      }
+    },
+    'PostgreSQL is back after the crash',
+    60_000,
+    100,
+  );
 }
 
 function withApplicationName(url: string, name: string): string {
@@ -105,7 +117,8 @@ describe('the fault campaign', () => {
     const url = server.url;
     admin = new pg.Pool({ connectionString: url, max: 4 });
     admin.on('error', () => undefined); // its idle sessions die with the faults
-    const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await admin!.query<R>(text.replaceAll('$schema', `"${schema}"`), values)).rows;
+    const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+      (await admin!.query<R>(text.replaceAll('$schema', `"${schema}"`), values)).rows;
 
     const logger = recordingLogger();
     producer = new PgQueue({ connectionString: url, schema, logger, workers: false, supervise: false, poolSize: 3 });
@@ -116,21 +129,36 @@ describe('the fault campaign', () => {
     await producer.createQueue(QUEUES.flowParent, settings);
     await producer.createQueue(QUEUES.flowChild, settings);
     await producer.createQueue(QUEUES.group, settings);
-    await sql('CREATE TABLE $schema.runs (queue text NOT NULL, job_id bigint NOT NULL, retry_count int NOT NULL, started_on timestamptz NOT NULL, pid int NOT NULL)');
+    await sql(
+      'CREATE TABLE $schema.runs (queue text NOT NULL, job_id bigint NOT NULL, retry_count int NOT NULL, started_on timestamptz NOT NULL, pid int NOT NULL)',
+    );
     await sql('CREATE TABLE $schema.effects (job_id bigint NOT NULL, started_on timestamptz, pid int NOT NULL)');
 
     // ---- the producer: keeps about BACKLOG jobs unfinished, every mode in each round ----
     let round = 0;
     let sendFailures = 0;
     const unfinished = async () =>
-      (await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state <> 'completed'", [ALL_QUEUES]))[0]!.n;
+      (
+        await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state <> 'completed'", [ALL_QUEUES])
+      )[0]!.n;
     const completed = async () =>
-      (await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state = 'completed'", [ALL_QUEUES]))[0]!.n;
+      (
+        await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state = 'completed'", [ALL_QUEUES])
+      )[0]!.n;
     const produceRound = async (r: number) => {
-      await producer!.insert(QUEUES.plain, Array.from({ length: 40 }, (_, i) => ({ data: { r, i } })));
+      await producer!.insert(
+        QUEUES.plain,
+        Array.from({ length: 40 }, (_, i) => ({ data: { r, i } })),
+      );
       // Every 7th transactional job fails its first attempt inside its transaction: a statement timeout or a serialization failure.
-      await producer!.insert(QUEUES.tx, Array.from({ length: 20 }, (_, i) => ({ data: { r, i, fault: i % 7 === 3 ? (r % 2 ? 'timeout' : 'serialization') : null } })));
-      await producer!.insert(QUEUES.fifo, Array.from({ length: FIFO_KEYS }, (_, k) => ({ singletonKey: `key-${k}`, data: { r, k } })));
+      await producer!.insert(
+        QUEUES.tx,
+        Array.from({ length: 20 }, (_, i) => ({ data: { r, i, fault: i % 7 === 3 ? (r % 2 ? 'timeout' : 'serialization') : null } })),
+      );
+      await producer!.insert(
+        QUEUES.fifo,
+        Array.from({ length: FIFO_KEYS }, (_, k) => ({ singletonKey: `key-${k}`, data: { r, k } })),
+      );
       for (let f = 0; f < 3; f++) {
         const flow = `${r}.${f}`;
         await producer!.flow([
@@ -139,7 +167,10 @@ describe('the fault campaign', () => {
           { name: QUEUES.flowChild, ref: 'b', dependsOn: ['parent'], data: { flow } },
         ]);
       }
-      await producer!.insert(QUEUES.group, Array.from({ length: 24 }, (_, i) => ({ group: { id: `g${i % GROUPS}` }, data: { r, i } })));
+      await producer!.insert(
+        QUEUES.group,
+        Array.from({ length: 24 }, (_, i) => ({ group: { id: `g${i % GROUPS}` }, data: { r, i } })),
+      );
     };
     let producing = true;
     const production = (async () => {
@@ -191,14 +222,28 @@ describe('the fault campaign', () => {
     };
     for (let i = 0; i < 3; i++) await startChild();
     const diedUnasked = () => children.filter((c) => c.exit !== null && !killedByTest.has(c));
-    const died = () => new Error(`a worker died: ${diedUnasked().map((c) => `${c.pid} ${JSON.stringify(c.exit)}\n${c.stderrTail}`).join('\n')}`);
+    const died = () =>
+      new Error(
+        `a worker died: ${diedUnasked()
+          .map((c) => `${c.pid} ${JSON.stringify(c.exit)}\n${c.stderrTail}`)
+          .join('\n')}`,
+      );
     /** What is unfinished, and which sessions wait for a lock held by whom: said when the stream stalls. */
     const stallReport = async () => {
-      const states = await sql('SELECT queue, state::text, count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state <> \'completed\' GROUP BY 1, 2', [ALL_QUEUES]);
-      const sessions = await sql(`SELECT w.pid, w.state, w.wait_event, now() - w.xact_start AS in_xact, left(w.query, 60) AS query, pg_blocking_pids(w.pid) AS blocked_by
-        FROM pg_stat_activity w WHERE w.application_name = $1 AND w.state <> 'idle'`, [app]);
-      const held = await sql(`SELECT id::text, queue, worker_id, now() - heartbeat_until AS heartbeat_late, now() - lease_until AS lease_late
-        FROM $schema.jobs WHERE queue = ANY($1) AND state = 'active' ORDER BY heartbeat_until LIMIT 20`, [ALL_QUEUES]);
+      const states = await sql(
+        "SELECT queue, state::text, count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state <> 'completed' GROUP BY 1, 2",
+        [ALL_QUEUES],
+      );
+      const sessions = await sql(
+        `SELECT w.pid, w.state, w.wait_event, now() - w.xact_start AS in_xact, left(w.query, 60) AS query, pg_blocking_pids(w.pid) AS blocked_by
+        FROM pg_stat_activity w WHERE w.application_name = $1 AND w.state <> 'idle'`,
+        [app],
+      );
+      const held = await sql(
+        `SELECT id::text, queue, worker_id, now() - heartbeat_until AS heartbeat_late, now() - lease_until AS lease_late
+        FROM $schema.jobs WHERE queue = ANY($1) AND state = 'active' ORDER BY heartbeat_until LIMIT 20`,
+        [ALL_QUEUES],
+      );
       const maintenance = await sql('SELECT task, now() - last_run_on AS ago FROM $schema.maintenance');
       return JSON.stringify({ states, sessions, held, maintenance }, null, 1);
     };
@@ -208,7 +253,12 @@ describe('the fault campaign', () => {
       let outcome: string;
       try {
         // A worker that died ends the wait at once (until() would take a throw for a passing error).
-        outcome = await until(async () => (diedUnasked().length > 0 ? 'died' : (await completed()) >= target ? 'done' : null), `${n} more jobs completed ${what}`, 60_000, 100);
+        outcome = await until(
+          async () => (diedUnasked().length > 0 ? 'died' : (await completed()) >= target ? 'done' : null),
+          `${n} more jobs completed ${what}`,
+          60_000,
+          100,
+        );
       } catch (err) {
         throw new Error(`${(err as Error).message}\n${await stallReport().catch(String)}`);
       }
@@ -227,7 +277,10 @@ describe('the fault campaign', () => {
     await progress(300, 'after SIGKILL');
 
     // 2. Every session of the workers terminated at once (pools, transactions in flight, LISTEN).
-    const terminated = await sql<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+    const terminated = await sql<{ n: number }>(
+      'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [app],
+    );
     expect(terminated[0]!.n).toBeGreaterThan(3);
     faults.push(`terminate ${terminated[0]!.n} sessions`);
     await progress(300, 'after the sessions were terminated');
@@ -241,15 +294,24 @@ describe('the fault campaign', () => {
     const frozen = children[1]!;
     const frozenLoops = frozen.workerId.split(',');
     const heldByFrozen = async () =>
-      (await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE state = 'active' AND worker_id = ANY($1)", [frozenLoops]))[0]!.n;
+      (
+        await sql<{ n: number }>("SELECT count(*)::int AS n FROM $schema.jobs WHERE state = 'active' AND worker_id = ANY($1)", [
+          frozenLoops,
+        ])
+      )[0]!.n;
     // Frozen while it holds jobs, as the database sees it once it is frozen (else let go and frozen again).
-    await until(async () => {
-      if ((await heldByFrozen()) === 0) return false;
-      frozen.freeze();
-      if ((await heldByFrozen()) > 0) return true;
-      frozen.thaw();
-      return false;
-    }, 'the worker is frozen while it holds jobs', 30_000, 10);
+    await until(
+      async () => {
+        if ((await heldByFrozen()) === 0) return false;
+        frozen.freeze();
+        if ((await heldByFrozen()) > 0) return true;
+        frozen.thaw();
+        return false;
+      },
+      'the worker is frozen while it holds jobs',
+      30_000,
+      10,
+    );
     faults.push('SIGSTOP');
     try {
       await until(async () => (await heldByFrozen()) === 0, "the frozen worker's jobs were reaped", 30_000, 100);
@@ -259,13 +321,24 @@ describe('the fault campaign', () => {
     await progress(200, 'while a worker is frozen');
     frozen.thaw();
     // Its handlers finish when it wakes, and their results are refused: the jobs were reaped and ran elsewhere.
-    await until(() => frozen.logs('warn').some((m) => /no longer held by this worker; its result was discarded/.test(m)), "the frozen worker's late results were refused", 30_000, 50);
+    await until(
+      () => frozen.logs('warn').some((m) => /no longer held by this worker; its result was discarded/.test(m)),
+      "the frozen worker's late results were refused",
+      30_000,
+      50,
+    );
     await progress(200, 'after the frozen worker woke');
 
     producing = false;
     await production;
-    const total = async () => (await sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1)', [ALL_QUEUES]))[0]!.n;
-    const drained = await until(async () => (diedUnasked().length > 0 ? 'died' : (await unfinished()) === 0 ? 'done' : null), 'every job completed', 90_000, 200);
+    const total = async () =>
+      (await sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1)', [ALL_QUEUES]))[0]!.n;
+    const drained = await until(
+      async () => (diedUnasked().length > 0 ? 'died' : (await unfinished()) === 0 ? 'done' : null),
+      'every job completed',
+      90_000,
+      200,
+    );
     if (drained === 'died') throw died();
     watching = false;
     await groupWatch;
@@ -275,7 +348,10 @@ describe('the fault campaign', () => {
     for (const child of children.filter((c) => !killedByTest.has(c))) expect(await child.stop(20_000)).toEqual({ code: 0, signal: null });
 
     // Every job completed: none lost, none stuck active (checked above: nothing unfinished), in every queue.
-    const byQueue = await sql<{ queue: string; n: number }>("SELECT queue, count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state = 'completed' GROUP BY queue ORDER BY queue", [ALL_QUEUES]);
+    const byQueue = await sql<{ queue: string; n: number }>(
+      "SELECT queue, count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND state = 'completed' GROUP BY queue ORDER BY queue",
+      [ALL_QUEUES],
+    );
     expect(byQueue.map((r) => r.queue).sort()).toEqual([...ALL_QUEUES].sort());
     expect(byQueue.every((r) => r.n >= 10)).toBe(true);
 
@@ -286,7 +362,10 @@ describe('the fault campaign', () => {
       [QUEUES.tx],
     );
     expect(effects).toEqual([]);
-    const [orphans] = await sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.effects e WHERE NOT EXISTS (SELECT 1 FROM $schema.jobs j WHERE j.id = e.job_id AND j.queue = $1)`, [QUEUES.tx]);
+    const [orphans] = await sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM $schema.effects e WHERE NOT EXISTS (SELECT 1 FROM $schema.jobs j WHERE j.id = e.job_id AND j.queue = $1)`,
+      [QUEUES.tx],
+    );
     expect(orphans!.n).toBe(0);
     // The faults inside transactions did fail first attempts, and those attempts' effects rolled back.
     const [faulted] = await sql<{ n: number; retried: number }>(
@@ -321,7 +400,9 @@ describe('the fault campaign', () => {
 
     // Every fault happened, mid-stream.
     expect(faults).toHaveLength(4);
-    const [reruns] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND claim_count > 1', [ALL_QUEUES]);
+    const [reruns] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = ANY($1) AND claim_count > 1', [
+      ALL_QUEUES,
+    ]);
     expect(reruns!.n).toBeGreaterThan(0);
     console.log(
       `[campaign] on ${server.kind}: ${await total()} jobs, ${round} rounds (${sendFailures} cut short by faults), faults: ${faults.join(', ')}; ` +

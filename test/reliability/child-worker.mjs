@@ -25,7 +25,6 @@ if (!url || !schema || !queue || !['ledger', 'block', 'poison', 'span'].includes
   process.exit(2);
 }
 
-
 // The ledger has its own connections, so the engine's pool is exactly what a user's app would have.
 const ledger = new pg.Pool({ connectionString: url, max: Math.max(2, Math.min(work.concurrency ?? 1, 4)) });
 ledger.on('error', (err) => logger.warn(`ledger pool: ${err.message}`));

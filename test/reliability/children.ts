@@ -48,7 +48,10 @@ export class WorkerChild<S extends object = ChildSettings> {
   private stderr = '';
   private readonly proc: ChildProcess;
 
-  constructor(readonly settings: S, script = SCRIPT) {
+  constructor(
+    readonly settings: S,
+    script = SCRIPT,
+  ) {
     // execArgv: [] so the child does not inherit Jest's --experimental-vm-modules: it is a plain node process.
     this.proc = fork(script, [], {
       execArgv: [],
@@ -80,10 +83,14 @@ export class WorkerChild<S extends object = ChildSettings> {
 
   /** Waits until the child's loop runs; fails with its stderr if it dies first. */
   async ready(timeoutMs = 15_000): Promise<this> {
-    await until(() => {
-      if (this.exit) throw new Error(`child ${this.pid} exited (${JSON.stringify(this.exit)}) before it was ready:\n${this.stderr}`);
-      return this.messages.some((m) => m.type === 'ready');
-    }, `child ${this.pid} ready`, timeoutMs);
+    await until(
+      () => {
+        if (this.exit) throw new Error(`child ${this.pid} exited (${JSON.stringify(this.exit)}) before it was ready:\n${this.stderr}`);
+        return this.messages.some((m) => m.type === 'ready');
+      },
+      `child ${this.pid} ready`,
+      timeoutMs,
+    );
     return this;
   }
 

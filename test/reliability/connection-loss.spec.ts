@@ -70,7 +70,13 @@ describe('a worker whose connections are lost', () => {
     });
 
     let total = 0;
-    for (let i = 0; i < 4; i++) total += (await supervisor.insert(QUEUE, Array.from({ length: 500 }, (_, n) => ({ data: { n } })))).length;
+    for (let i = 0; i < 4; i++)
+      total += (
+        await supervisor.insert(
+          QUEUE,
+          Array.from({ length: 500 }, (_, n) => ({ data: { n } })),
+        )
+      ).length;
     await until(async () => ((await stateCounts(f.pool, f.schema, QUEUE)).completed ?? 0) >= 300, 'the stream is flowing');
 
     const listening = await listenSessions(f.pool, app);
@@ -85,7 +91,12 @@ describe('a worker whose connections are lost', () => {
     expect(killed.rows.find((r) => r.pid === listening[0])?.query).toMatch(/^LISTEN /);
 
     // More jobs while the worker reconnects.
-    total += (await supervisor.insert(QUEUE, Array.from({ length: 200 }, (_, n) => ({ data: { n, late: true } })))).length;
+    total += (
+      await supervisor.insert(
+        QUEUE,
+        Array.from({ length: 200 }, (_, n) => ({ data: { n, late: true } })),
+      )
+    ).length;
 
     // A new LISTEN session under this worker's name, and the loss was noticed.
     const killedPids = new Set(killed.rows.map((r) => r.pid));
@@ -95,9 +106,17 @@ describe('a worker whose connections are lost', () => {
     await until(async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === total, `all ${total} jobs completed`, 20_000, 100);
 
     // The loop is idle now and polls once a minute: jobs sent now are found through the new LISTEN session.
-    const after = await supervisor.insert(QUEUE, Array.from({ length: 20 }, () => ({ data: { after: true } })));
+    const after = await supervisor.insert(
+      QUEUE,
+      Array.from({ length: 20 }, () => ({ data: { after: true } })),
+    );
     total += after.length;
-    await until(async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === total, 'jobs sent after the reconnect completed', 15_000, 50);
+    await until(
+      async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === total,
+      'jobs sent after the reconnect completed',
+      15_000,
+      50,
+    );
 
     expect(backlogAtKill).toBeGreaterThan(0);
     await assertNothingLost(f.pool, f.schema, QUEUE, runs, total);
@@ -126,7 +145,12 @@ describe('a worker whose connections are lost', () => {
     });
     const completed = async () => (await stateCounts(admin, schema, QUEUE)).completed ?? 0;
 
-    let total = (await worker.insert(QUEUE, Array.from({ length: 3000 }, (_, n) => ({ data: { n } })))).length;
+    let total = (
+      await worker.insert(
+        QUEUE,
+        Array.from({ length: 3000 }, (_, n) => ({ data: { n } })),
+      )
+    ).length;
     await until(async () => (await completed()) >= 200, 'the stream is flowing');
     await server.stop();
     const handledAtStop = [...runs.values()].reduce((a, b) => a + b, 0);
@@ -137,7 +161,12 @@ describe('a worker whose connections are lost', () => {
     await until(async () => (await listenSessions(admin, app)).length === 1, 'LISTEN re-opened after the restart');
 
     // Idle again, polling once a minute: new jobs are found through the re-opened LISTEN session.
-    total += (await worker.insert(QUEUE, Array.from({ length: 20 }, () => ({ data: { after: true } })))).length;
+    total += (
+      await worker.insert(
+        QUEUE,
+        Array.from({ length: 20 }, () => ({ data: { after: true } })),
+      )
+    ).length;
     await until(async () => (await completed()) === total, 'jobs sent after the restart completed', 15_000, 50);
 
     await assertNothingLost(admin, schema, QUEUE, runs, total);
@@ -160,13 +189,21 @@ describe('a worker whose connections are lost', () => {
       await job.db!.query('SELECT pg_sleep(0.02)');
       return 'done';
     });
-    const total = (await supervisor.insert(QUEUE, Array.from({ length: 150 }, (_, n) => ({ data: { n } })))).length;
+    const total = (
+      await supervisor.insert(
+        QUEUE,
+        Array.from({ length: 150 }, (_, n) => ({ data: { n } })),
+      )
+    ).length;
     const completed = async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed ?? 0;
     await until(async () => (await completed()) >= 30, 'the stream is flowing');
     // Exhausted: both connections are in use (the LISTEN session is the third).
     const sessions = await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
     expect(sessions[0]!.n).toBe(3);
-    const killed = await f.sql<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+    const killed = await f.sql<{ n: number }>(
+      'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1',
+      [app],
+    );
     expect(killed[0]!.n).toBe(3);
     await until(async () => (await completed()) === total, `all ${total} jobs completed`, 30_000, 100);
     // Each job's effect committed exactly once, with its completion.

@@ -36,7 +36,10 @@ describe('four worker processes on one queue', () => {
 
     // Inserted while the workers already claim: the first chunks are raced for as they arrive.
     for (let n = 0; n < JOBS; n += CHUNK) {
-      await q.insert(QUEUE, Array.from({ length: CHUNK }, (_, i) => ({ data: { n: n + i } })));
+      await q.insert(
+        QUEUE,
+        Array.from({ length: CHUNK }, (_, i) => ({ data: { n: n + i } })),
+      );
     }
     await until(async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === JOBS, `${JOBS} jobs completed`, 50_000, 250);
     const exits = await Promise.all(children.map((c) => c.stop()));
@@ -51,7 +54,9 @@ describe('four worker processes on one queue', () => {
     expect(totals).toEqual({ runs: JOBS, jobs: JOBS, pids: PROCESSES });
 
     // No (job, attempt) was ever run by two holders.
-    const shared = await f.sql('SELECT job_id, claim_count, count(*)::int AS runs FROM $schema.ledger GROUP BY 1, 2 HAVING count(*) > 1 LIMIT 5');
+    const shared = await f.sql(
+      'SELECT job_id, claim_count, count(*)::int AS runs FROM $schema.ledger GROUP BY 1, 2 HAVING count(*) > 1 LIMIT 5',
+    );
     expect(shared).toEqual([]);
 
     // While each handler ran, the row named its own process as the holder, on the first claim; the

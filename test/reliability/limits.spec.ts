@@ -17,7 +17,10 @@ afterAll(async () => {
 });
 
 async function drainWithThreeProcesses(queue: string, jobs: number, spanMs: number): Promise<void> {
-  await q.insert(queue, Array.from({ length: jobs }, (_, i) => ({ data: { i } })));
+  await q.insert(
+    queue,
+    Array.from({ length: jobs }, (_, i) => ({ data: { i } })),
+  );
   const children = Array.from({ length: 3 }, () =>
     startWorkerChild({
       url: testUrl(),
@@ -31,7 +34,12 @@ async function drainWithThreeProcesses(queue: string, jobs: number, spanMs: numb
     }),
   );
   await Promise.all(children.map((c) => c.ready()));
-  await until(async () => (await stateCounts(f.pool, f.schema, queue)).completed === jobs, `${jobs} jobs of ${queue} completed`, 40_000, 100);
+  await until(
+    async () => (await stateCounts(f.pool, f.schema, queue)).completed === jobs,
+    `${jobs} jobs of ${queue} completed`,
+    40_000,
+    100,
+  );
   await Promise.all(children.map((c) => c.stop()));
   // Which processes won the claims is up to the lock; the limits below must hold whichever did.
 }
@@ -65,20 +73,23 @@ describe('queue limits across worker processes', () => {
     await q.createQueue('lim.update', { concurrencyLimit: 2 });
     await q.updateQueue('lim.update', { concurrencyLimit: 5 });
     expect((await q.getQueue('lim.update'))!.concurrencyLimit).toBe(5);
-    await expect(q.updateQueue('lim.update', { concurrencyLimit: null })).rejects.toThrow('options.concurrencyLimit must be a new value, not null');
-    await expect(q.updateQueue('lim.update', { rateLimit: { count: 1, perSeconds: 1 } })).rejects.toThrow('options.rateLimit must be left out');
+    await expect(q.updateQueue('lim.update', { concurrencyLimit: null })).rejects.toThrow(
+      'options.concurrencyLimit must be a new value, not null',
+    );
+    await expect(q.updateQueue('lim.update', { rateLimit: { count: 1, perSeconds: 1 } })).rejects.toThrow(
+      'options.rateLimit must be left out',
+    );
   });
 });
 
 describe('group concurrency across worker processes', () => {
   it('never more active jobs of one group than its tier allows, while other groups go on', async () => {
     await q.createQueue('lim.group');
-    const groups = [
-      { id: 'tenant-free', tier: 'free' },
-      { id: 'tenant-pro', tier: 'pro' },
-      { id: 'tenant-other' },
-    ];
-    await q.insert('lim.group', Array.from({ length: 60 }, (_, i) => ({ data: { i }, group: groups[i % 3]! })));
+    const groups = [{ id: 'tenant-free', tier: 'free' }, { id: 'tenant-pro', tier: 'pro' }, { id: 'tenant-other' }];
+    await q.insert(
+      'lim.group',
+      Array.from({ length: 60 }, (_, i) => ({ data: { i }, group: groups[i % 3]! })),
+    );
     const children = Array.from({ length: 3 }, () =>
       startWorkerChild({
         url: testUrl(),
@@ -113,7 +124,9 @@ describe('group concurrency across worker processes', () => {
   it('groupConcurrency is refused on a queue of another policy', async () => {
     await q.createQueue('lim.group.single', { policy: 'singleton' });
     const w = f.create({ supervise: false });
-    await expect(w.work('lim.group.single', { groupConcurrency: 2 }, () => 1)).rejects.toThrow('options.groupConcurrency must be left out on a singleton queue');
+    await expect(w.work('lim.group.single', { groupConcurrency: 2 }, () => 1)).rejects.toThrow(
+      'options.groupConcurrency must be left out on a singleton queue',
+    );
   });
 });
 
@@ -126,15 +139,24 @@ describe('limited claims under contention', () => {
       await holder.query('BEGIN');
       await holder.query(`SELECT pg_advisory_xact_lock(1885824375, hashtext($1 || '.' || $2))`, [f.schema, 'lim.wait']);
       const claiming = q.fetch('lim.wait');
-      await until(async () => (await f.sql<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%1885824375%'`,
-      ))[0]!.n > 0, 'the claim waits for the queue lock');
+      await until(
+        async () =>
+          (
+            await f.sql<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%1885824375%'`,
+            )
+          )[0]!.n > 0,
+        'the claim waits for the queue lock',
+      );
       const [{ released }] = (await holder.query<{ released: Date }>('SELECT clock_timestamp() AS released')).rows as [{ released: Date }];
       await holder.query('COMMIT');
       const [job] = await claiming;
       expect(job!.id).toBe(id);
       expect(job!.startedOn.getTime()).toBeGreaterThanOrEqual(released.getTime());
-      const [row] = await f.sql<{ lease: number }>(`SELECT extract(epoch FROM lease_until - started_on)::int AS lease FROM $schema.jobs WHERE id = $1`, [id]);
+      const [row] = await f.sql<{ lease: number }>(
+        `SELECT extract(epoch FROM lease_until - started_on)::int AS lease FROM $schema.jobs WHERE id = $1`,
+        [id],
+      );
       expect(row!.lease).toBe(900);
     } finally {
       holder.release();
@@ -143,8 +165,14 @@ describe('limited claims under contention', () => {
 
   it('a group at its limit does not starve the groups queued behind its backlog', async () => {
     await q.createQueue('lim.starve');
-    await q.insert('lim.starve', Array.from({ length: 100 }, () => ({ group: { id: 'busy' } })));
-    const quiet = await q.insert('lim.starve', Array.from({ length: 5 }, () => ({ group: { id: 'quiet' } })));
+    await q.insert(
+      'lim.starve',
+      Array.from({ length: 100 }, () => ({ group: { id: 'busy' } })),
+    );
+    const quiet = await q.insert(
+      'lim.starve',
+      Array.from({ length: 5 }, () => ({ group: { id: 'quiet' } })),
+    );
     const w = f.create({ supervise: false, shutdownTimeoutMs: 20 });
     const done: string[] = [];
     await w.work('lim.starve', { concurrency: 5, pollingIntervalSeconds: 0.05, groupConcurrency: 1 }, (job) => {

@@ -23,7 +23,10 @@ describe('a poison job that crashes its worker process', () => {
     const supervisor = f.create({ workers: false, supervise: true, maintenanceIntervalSeconds: 1 });
     await supervisor.createQueue(QUEUE, { retryLimit: RETRY_LIMIT, heartbeatSeconds: 1, expireInSeconds: 5 });
     await f.sql(ledgerTableSql(f.schema));
-    const ids = await supervisor.insert(QUEUE, Array.from({ length: JOBS }, (_, i) => ({ data: { i, poison: i === POISON_AT } })));
+    const ids = await supervisor.insert(
+      QUEUE,
+      Array.from({ length: JOBS }, (_, i) => ({ data: { i, poison: i === POISON_AT } })),
+    );
     const poison = ids[POISON_AT]!;
 
     const finished = async () => {
@@ -31,12 +34,25 @@ describe('a poison job that crashes its worker process', () => {
       return counts.failed === 1 && counts.completed === JOBS - 1;
     };
     // concurrency 1: when the process dies it holds the poison job only, so no neighbour is caught in the crash.
-    const start = () => startWorkerChild({ url: testUrl(), schema: f.schema, queue: QUEUE, mode: 'poison', work: { concurrency: 1, pollingIntervalSeconds: 0.2 }, engine: { supervise: false } });
+    const start = () =>
+      startWorkerChild({
+        url: testUrl(),
+        schema: f.schema,
+        queue: QUEUE,
+        mode: 'poison',
+        work: { concurrency: 1, pollingIntervalSeconds: 0.2 },
+        engine: { supervise: false },
+      });
     const crashed: WorkerChild[] = [];
     let survivor: WorkerChild | undefined;
     while (!survivor) {
       const child = start();
-      const outcome = await until(async () => (child.exit ? 'crashed' : (await finished()) ? 'finished' : null), 'the worker process crashed, or every job finished', 20_000, 50);
+      const outcome = await until(
+        async () => (child.exit ? 'crashed' : (await finished()) ? 'finished' : null),
+        'the worker process crashed, or every job finished',
+        20_000,
+        50,
+      );
       if (outcome === 'finished') {
         survivor = child;
         break;
@@ -44,7 +60,8 @@ describe('a poison job that crashes its worker process', () => {
       // The handler's process.exit(1), not some other failure (which would print a stack trace).
       expect({ exit: child.exit, stderr: child.stderrTail }).toEqual({ exit: { code: 1, signal: null }, stderr: '' });
       crashed.push(child);
-      if (crashed.length > RETRY_LIMIT + 1) throw new Error(`the poison job crashed ${crashed.length} worker processes; it has only ${RETRY_LIMIT + 1} attempts`);
+      if (crashed.length > RETRY_LIMIT + 1)
+        throw new Error(`the poison job crashed ${crashed.length} worker processes; it has only ${RETRY_LIMIT + 1} attempts`);
     }
     expect(crashed).toHaveLength(RETRY_LIMIT + 1);
 
@@ -52,11 +69,18 @@ describe('a poison job that crashes its worker process', () => {
     expect(job).toMatchObject({ state: 'failed', retryCount: RETRY_LIMIT });
     const errors = (job.output as { errors: { name: string; message: string; retryCount: number }[] }).errors;
     expect(errors).toEqual(
-      crashed.map((child, attempt) => ({ name: 'LeaseExpiredError', message: expect.stringContaining(`(worker ${child.workerId})`), retryCount: attempt })),
+      crashed.map((child, attempt) => ({
+        name: 'LeaseExpiredError',
+        message: expect.stringContaining(`(worker ${child.workerId})`),
+        retryCount: attempt,
+      })),
     );
 
     // The poison job ran once in each crashed process; every other job ran exactly once and completed.
-    const poisonRuns = await f.sql<{ pid: number; retry_count: number }>('SELECT pid, retry_count FROM $schema.ledger WHERE job_id = $1 ORDER BY at', [poison]);
+    const poisonRuns = await f.sql<{ pid: number; retry_count: number }>(
+      'SELECT pid, retry_count FROM $schema.ledger WHERE job_id = $1 ORDER BY at',
+      [poison],
+    );
     expect(poisonRuns).toEqual(crashed.map((child, attempt) => ({ pid: child.pid, retry_count: attempt })));
     const others = await f.sql<{ id: string; state: string; retry_count: number; runs: number }>(
       `SELECT j.id::text, j.state::text, j.retry_count, (SELECT count(*)::int FROM $schema.ledger l WHERE l.job_id = j.id) AS runs

@@ -28,10 +28,15 @@ export class PrivatePostgres {
     const env = { ...process.env, PGQUEUE_PRIVATE_MAX_CONNECTIONS: String(maxConnections) };
     const server = new PrivatePostgres(fork(SCRIPT, [], { execArgv: [], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }));
     try {
-      await until(() => {
-        if (server.exited) throw new Error(`the private PostgreSQL did not start:\n${server.stderr}`);
-        return server.messages.some((m) => m.type === 'up');
-      }, 'the private PostgreSQL is up', timeoutMs, 50);
+      await until(
+        () => {
+          if (server.exited) throw new Error(`the private PostgreSQL did not start:\n${server.stderr}`);
+          return server.messages.some((m) => m.type === 'up');
+        },
+        'the private PostgreSQL is up',
+        timeoutMs,
+        50,
+      );
     } catch (err) {
       await server.close();
       throw err;
@@ -71,10 +76,16 @@ export class PrivatePostgres {
   private async command(cmd: 'stop' | 'start' | 'close', timeoutMs = 30_000): Promise<void> {
     const seq = ++this.seq;
     this.proc.send({ cmd, seq });
-    const answer = await until(() => {
-      if (this.exited && cmd !== 'close') throw new Error(`the private PostgreSQL helper exited:\n${this.stderr}`);
-      return this.messages.find((m) => m.type !== 'up' && m.seq === seq) ?? (cmd === 'close' && this.exited);
-    }, `the private PostgreSQL answered ${cmd}`, timeoutMs, 50);
-    if (typeof answer === 'object' && answer.type === 'failed') throw new Error(`the private PostgreSQL could not ${cmd}: ${answer.message}`);
+    const answer = await until(
+      () => {
+        if (this.exited && cmd !== 'close') throw new Error(`the private PostgreSQL helper exited:\n${this.stderr}`);
+        return this.messages.find((m) => m.type !== 'up' && m.seq === seq) ?? (cmd === 'close' && this.exited);
+      },
+      `the private PostgreSQL answered ${cmd}`,
+      timeoutMs,
+      50,
+    );
+    if (typeof answer === 'object' && answer.type === 'failed')
+      throw new Error(`the private PostgreSQL could not ${cmd}: ${answer.message}`);
   }
 }

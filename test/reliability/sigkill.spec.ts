@@ -21,9 +21,15 @@ describe('a worker process killed with SIGKILL', () => {
     const settings = { url: testUrl(), schema: f.schema, queue: QUEUE, work: { concurrency: JOBS, pollingIntervalSeconds: 0.2 } };
 
     const doomed = await startWorkerChild({ ...settings, mode: 'block', engine: { supervise: false } }).ready();
-    const ids = await q.insert(QUEUE, Array.from({ length: JOBS }, (_, i) => ({ data: { i } })));
+    const ids = await q.insert(
+      QUEUE,
+      Array.from({ length: JOBS }, (_, i) => ({ data: { i } })),
+    );
     await until(async () => {
-      const [held] = await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE state = $1 AND worker_id = $2', ['active', doomed.workerId]);
+      const [held] = await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.jobs WHERE state = $1 AND worker_id = $2', [
+        'active',
+        doomed.workerId,
+      ]);
       const [ran] = await f.sql<{ n: number }>('SELECT count(*)::int AS n FROM $schema.ledger WHERE pid = $1', [doomed.pid]);
       return held!.n === JOBS && ran!.n === JOBS;
     }, `all ${JOBS} jobs active in the first process`);
@@ -32,8 +38,17 @@ describe('a worker process killed with SIGKILL', () => {
     // Nothing was handed back: the jobs are still active under the dead process's name.
     expect(await stateCounts(f.pool, f.schema, QUEUE)).toEqual({ active: JOBS });
 
-    const heir = await startWorkerChild({ ...settings, mode: 'ledger', engine: { supervise: true, maintenanceIntervalSeconds: 1 } }).ready();
-    await until(async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === JOBS, `all ${JOBS} jobs completed by the second process`, 20_000, 100);
+    const heir = await startWorkerChild({
+      ...settings,
+      mode: 'ledger',
+      engine: { supervise: true, maintenanceIntervalSeconds: 1 },
+    }).ready();
+    await until(
+      async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === JOBS,
+      `all ${JOBS} jobs completed by the second process`,
+      20_000,
+      100,
+    );
 
     const runs = await f.sql<{ job_id: string; runs: { pid: number; claim: number; retry: number; holder: string }[] }>(
       `SELECT l.job_id::text, jsonb_agg(jsonb_build_object('pid', l.pid, 'claim', l.claim_count, 'retry', l.retry_count, 'holder', l.worker_id) ORDER BY l.at) AS runs
@@ -50,7 +65,9 @@ describe('a worker process killed with SIGKILL', () => {
         ],
       });
     }
-    const jobs = await f.sql<{ state: string; retry_count: number; worker_id: string }>('SELECT state::text, retry_count, worker_id FROM $schema.jobs');
+    const jobs = await f.sql<{ state: string; retry_count: number; worker_id: string }>(
+      'SELECT state::text, retry_count, worker_id FROM $schema.jobs',
+    );
     expect(jobs).toEqual(ids.map(() => ({ state: 'completed', retry_count: 1, worker_id: heir.workerId })));
     // The heir's reaper put all of them back (in one pass or several).
     const reaped = heir.logs('warn').map((m) => Number(/^(\d+) job\(s\) whose lease or heartbeat ran out/.exec(m)?.[1] ?? 0));

@@ -48,11 +48,7 @@ const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1
 
 /** Spellings of one type that PostgreSQL and drizzle write differently, brought to format_type's. */
 function normaliseType(type: string): string {
-  const t = type
-    .trim()
-    .toLowerCase()
-    .replace(/\s+\(/g, '(')
-    .replace(/\s+/g, ' ');
+  const t = type.trim().toLowerCase().replace(/\s+\(/g, '(').replace(/\s+/g, ' ');
   const aliases: Record<string, string> = {
     int: 'integer',
     int4: 'integer',
@@ -94,7 +90,16 @@ async function describeDatabase(pool: ReturnType<typeof testPool>, schema: strin
     [schema],
   );
 
-  const columns = await pool.query<{ table: string; name: string; type: string; type_schema: string; type_name: string; is_enum: boolean; not_null: boolean; has_default: boolean }>(
+  const columns = await pool.query<{
+    table: string;
+    name: string;
+    type: string;
+    type_schema: string;
+    type_name: string;
+    is_enum: boolean;
+    not_null: boolean;
+    has_default: boolean;
+  }>(
     `SELECT c.relname AS table, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
             tn.nspname AS type_schema, t.typname AS type_name, t.typtype = 'e' AS is_enum,
             a.attnotnull AS not_null, (a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '') AS has_default
@@ -124,7 +129,14 @@ async function describeDatabase(pool: ReturnType<typeof testPool>, schema: strin
   );
 
   // Key columns only (INCLUDE columns sit past indnkeyatts); indoption bit 0 is DESC, bit 1 NULLS FIRST.
-  const indexes = await pool.query<{ table: string; name: string; method: string; unique: boolean; predicate: string | null; columns: { name: string | null; option: number }[] }>(
+  const indexes = await pool.query<{
+    table: string;
+    name: string;
+    method: string;
+    unique: boolean;
+    predicate: string | null;
+    columns: { name: string | null; option: number }[];
+  }>(
     `SELECT c.relname AS table, i.relname AS name, am.amname AS method, x.indisunique AS unique,
             pg_get_expr(x.indpred, x.indrelid) AS predicate,
             (SELECT json_agg(json_build_object('name', a.attname, 'option', o.option) ORDER BY k.ord)
@@ -153,7 +165,14 @@ async function describeDatabase(pool: ReturnType<typeof testPool>, schema: strin
     [schema],
   );
 
-  const description: Description = { tables: tables.rows.map((r) => r.name), columns: {}, primaryKeys: {}, indexes: [], predicates: {}, enums: {} };
+  const description: Description = {
+    tables: tables.rows.map((r) => r.name),
+    columns: {},
+    primaryKeys: {},
+    indexes: [],
+    predicates: {},
+    enums: {},
+  };
   for (const r of columns.rows) {
     (description.columns[r.table] ??= []).push({
       name: r.name,
@@ -203,12 +222,19 @@ function describeDrizzle(defs: Record<string, unknown>): Description {
           // a primary key column is NOT NULL in PostgreSQL whether or not drizzle says so
           notNull: col.notNull || col.primary || cfg.primaryKeys.some((pk) => pk.columns.includes(col)),
           // a default the database holds: not defaultFn / onUpdateFn, which drizzle fills in on the client
-          hasDefault: col.default !== undefined || col.generatedIdentity !== undefined || col.generated !== undefined || /serial$/.test(col.getSQLType()),
+          hasDefault:
+            col.default !== undefined ||
+            col.generatedIdentity !== undefined ||
+            col.generated !== undefined ||
+            /serial$/.test(col.getSQLType()),
         };
       })
       .sort(byName);
 
-    const pkColumns = [...cfg.columns.filter((c) => c.primary).map((c) => [c.name]), ...cfg.primaryKeys.map((pk) => pk.columns.map((c) => c.name))];
+    const pkColumns = [
+      ...cfg.columns.filter((c) => c.primary).map((c) => [c.name]),
+      ...cfg.primaryKeys.map((pk) => pk.columns.map((c) => c.name)),
+    ];
     if (pkColumns.length > 1) throw new Error(`drizzle table ${cfg.name} declares ${pkColumns.length} primary keys`);
     if (pkColumns[0]) description.primaryKeys[cfg.name] = pkColumns[0];
 
@@ -228,7 +254,8 @@ function describeDrizzle(defs: Record<string, unknown>): Description {
         }),
         partial: ic.where !== undefined,
       });
-      description.predicates[ic.name] = ic.where === undefined ? null : normalisePredicate(dialect.sqlToQuery((ic.where as SQL).inlineParams()).sql, cfg.name);
+      description.predicates[ic.name] =
+        ic.where === undefined ? null : normalisePredicate(dialect.sqlToQuery((ic.where as SQL).inlineParams()).sql, cfg.name);
     }
     // unique constraints and .unique() columns become unique btree indexes of the same name in the database
     for (const uc of cfg.uniqueConstraints) {
@@ -244,7 +271,14 @@ function describeDrizzle(defs: Record<string, unknown>): Description {
     }
     for (const col of cfg.columns.filter((c) => c.isUnique)) {
       const name = col.uniqueName ?? `${cfg.name}_${col.name}_key`;
-      description.indexes.push({ table: cfg.name, name, method: 'btree', unique: true, columns: [{ name: col.name, desc: false, nullsFirst: false }], partial: false });
+      description.indexes.push({
+        table: cfg.name,
+        name,
+        method: 'btree',
+        unique: true,
+        columns: [{ name: col.name, desc: false, nullsFirst: false }],
+        partial: false,
+      });
       description.predicates[name] = null;
     }
   }

@@ -62,7 +62,11 @@ afterEach(() => jest.useRealTimers());
 describe('the completer batches outcomes', () => {
   it('writes the outcomes of one turn in one statement, with their outputs', async () => {
     const h = harness(writesAll);
-    await Promise.all([h.completer.settle(attempt('1'), '"a"', null), h.completer.settle(attempt('2'), null, null), h.completer.settle(attempt('3'), null, null)]);
+    await Promise.all([
+      h.completer.settle(attempt('1'), '"a"', null),
+      h.completer.settle(attempt('2'), null, null),
+      h.completer.settle(attempt('3'), null, null),
+    ]);
     expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([['completeLeafJobs', ['1', '2', '3']]]);
     // queue, ids, retry counts (none: the fence is the claim), outputs, worker, claim counts, stamps
     expect(h.calls[0]!.args).toEqual(['q', '{1,2,3}', null, ['"a"', null, null], 'w1', '{1,1,1}', '{170000001,170000002,170000003}']);
@@ -167,7 +171,9 @@ describe('the completer falls back and retries', () => {
       return call.ids.length > 1 ? ['1'] : call.ids;
     });
     let settled = false;
-    const done = Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]).then(() => (settled = true));
+    const done = Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]).then(
+      () => (settled = true),
+    );
     await until(() => h.calls.length === 2);
     expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([
       ['completeLeafJobs', ['1', '2']],

@@ -26,7 +26,9 @@ function prose(text: string): string {
 function anchors(file: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  for (const [, heading] of readFileSync(file, 'utf8').replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6} (.+)$/gm)) {
+  for (const [, heading] of readFileSync(file, 'utf8')
+    .replace(/^```[\s\S]*?^```/gm, '')
+    .matchAll(/^#{1,6} (.+)$/gm)) {
     const base = slug(heading!);
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
@@ -35,7 +37,12 @@ function anchors(file: string): Set<string> {
   return out;
 }
 
-const markdown = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const markdown = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -53,7 +60,8 @@ describe('documentation links', () => {
         const [path, anchor] = target!.split('#') as [string, string | undefined];
         const to = path === '' ? join(root, file) : resolve(dirname(join(root, file)), path);
         if (!existsSync(to)) broken.push(`${file}: ${target} (no such file)`);
-        else if (anchor !== undefined && (!to.endsWith('.md') || !anchors(to).has(anchor))) broken.push(`${file}: ${target} (no such heading)`);
+        else if (anchor !== undefined && (!to.endsWith('.md') || !anchors(to).has(anchor)))
+          broken.push(`${file}: ${target} (no such heading)`);
       }
     }
     expect(broken).toEqual([]);

@@ -10,7 +10,10 @@ describe("the engine's connections", () => {
   });
 
   it('pass a connection string that is not a URL through, with the settings as options', () => {
-    expect(withEngineSession('host=/var/run/postgresql dbname=app')).toEqual({ connectionString: 'host=/var/run/postgresql dbname=app', options: ENGINE_SESSION });
+    expect(withEngineSession('host=/var/run/postgresql dbname=app')).toEqual({
+      connectionString: 'host=/var/run/postgresql dbname=app',
+      options: ENGINE_SESSION,
+    });
   });
 
   it('name a prepared statement after its text: the same text, the same name; another text, another name', () => {

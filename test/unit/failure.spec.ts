@@ -3,7 +3,11 @@ import { describeFailure } from '../../lib/core/worker.js';
 
 describe("what a failed attempt records about a handler's throw", () => {
   it('coerces anything thrown into an error, and retries it', () => {
-    expect(describeFailure('plain text')).toMatchObject({ error: { name: 'Error', message: 'plain text' }, permanent: false, retryAfterSeconds: null });
+    expect(describeFailure('plain text')).toMatchObject({
+      error: { name: 'Error', message: 'plain text' },
+      permanent: false,
+      retryAfterSeconds: null,
+    });
     expect(describeFailure({ reason: 'an object' }).error.message).toMatch(/^non-Error thrown: /);
     expect(describeFailure(undefined).error.message).toMatch(/^non-Error thrown: /);
     expect(describeFailure(new TypeError('typed'), 3).error).toMatchObject({ name: 'TypeError', message: 'typed', retryCount: 3 });

@@ -18,7 +18,9 @@ describe('job ids given to the calls by hand', () => {
 
   it('names the field, the accepted range and the value of a bad id', () => {
     expect(() => parseRefs([])).toThrow(new InvalidOptionError('ids', 'at least one job id', []));
-    expect(() => parseRefs(['7', 'x'])).toThrow(/^ids\[1\] must be a job id \(a string of digits from 1 to 9223372036854775807\) or \{ id, retryCount \}, got "x"$/);
+    expect(() => parseRefs(['7', 'x'])).toThrow(
+      /^ids\[1\] must be a job id \(a string of digits from 1 to 9223372036854775807\) or \{ id, retryCount \}, got "x"$/,
+    );
     expect(() => parseRefs(7 as unknown as string)).toThrow(/^id must be a job id/);
     expect(() => parseRefs([{ id: '8', retryCount: -1 }])).toThrow(/^ids\[0\]\.retryCount must be an integer >= 0, got -1$/);
   });

@@ -62,7 +62,10 @@ describe('the local queue', () => {
         local.dispatch();
       }
     };
-    local.push(['1', '2', '3', '4', '5'].map((id) => row(id)), Date.now());
+    local.push(
+      ['1', '2', '3', '4', '5'].map((id) => row(id)),
+      Date.now(),
+    );
     local.dispatch();
     expect(most).toBe(2);
     expect(o.started).toEqual(ids(1, 2, 3));
@@ -72,7 +75,10 @@ describe('the local queue', () => {
   it('starts waiting jobs in claim order while slots are free, and more as slots free', () => {
     const o = owner();
     const local = new LocalQueue(options, o);
-    local.push(['1', '2', '3', '4'].map((id) => row(id)), Date.now());
+    local.push(
+      ['1', '2', '3', '4'].map((id) => row(id)),
+      Date.now(),
+    );
     local.dispatch();
     expect(o.started).toEqual(ids(1, 2));
     expect(local.length).toBe(2);
@@ -95,7 +101,10 @@ describe('the local queue', () => {
   it('hands back the jobs that waited half their lease and pauses claiming ahead until a handler returns', () => {
     const o = owner();
     const local = new LocalQueue({ ...options, concurrency: 1 }, o);
-    local.push(['1', '2', '3'].map((id) => row(id, 10)), Date.now());
+    local.push(
+      ['1', '2', '3'].map((id) => row(id, 10)),
+      Date.now(),
+    );
     local.dispatch();
     expect(o.started).toEqual(ids(1));
     jest.advanceTimersByTime(4_999);
@@ -144,7 +153,10 @@ describe('the local queue', () => {
     const o = owner();
     o.busy = 2;
     const local = new LocalQueue(options, o);
-    local.push(['1', '2'].map((id) => row(id)), Date.now());
+    local.push(
+      ['1', '2'].map((id) => row(id)),
+      Date.now(),
+    );
     local.dispatch();
     expect(local.stop().map((r) => r.id)).toEqual(ids(1, 2));
     expect(local.mode).toBe('stopped');

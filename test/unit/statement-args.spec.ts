@@ -1,6 +1,17 @@
 // Each statement's arguments are built in one place (the ...Args builders next to the statements in
 // lib/core/sql/): here, every builder gives exactly as many arguments as the statements it serves number.
-import { buildStatements, claimArgs, createQueueArgs, claimGroupedArgs, completeArgs, completeLeafArgs, failArgs, heartbeatArgs, insertArgs, releaseArgs } from '../../lib/core/sql/index.js';
+import {
+  buildStatements,
+  claimArgs,
+  createQueueArgs,
+  claimGroupedArgs,
+  completeArgs,
+  completeLeafArgs,
+  failArgs,
+  heartbeatArgs,
+  insertArgs,
+  releaseArgs,
+} from '../../lib/core/sql/index.js';
 
 const st = buildStatements('"s"');
 const highest = (text: string) => Math.max(...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
@@ -63,11 +74,25 @@ describe('statement arguments', () => {
   it('puts the fence where the settle statements read it', () => {
     const args = completeArgs({ ...target, retryCounts: [0] }, ['"out"'], 'ch');
     expect(args).toEqual(['q', ['1'], [0], ['"out"'], 'w', [1], 'ch', ['2']]);
-    expect(failArgs(target, { errors: ['{}'], permanent: [true], retryAfterSeconds: [5] }, 'ch')).toEqual(['q', ['1'], null, ['{}'], [true], [5], 'w', [1], 'ch', ['2']]);
+    expect(failArgs(target, { errors: ['{}'], permanent: [true], retryAfterSeconds: [5] }, 'ch')).toEqual([
+      'q',
+      ['1'],
+      null,
+      ['{}'],
+      [true],
+      [5],
+      'w',
+      [1],
+      'ch',
+      ['2'],
+    ]);
   });
 
   it('puts each queue setting in the column createQueue names for it', () => {
-    const columns = /INSERT INTO "s"\.queues \(([^)]*)\)/.exec(st.createQueue)![1]!.split(',').map((c) => c.trim());
+    const columns = /INSERT INTO "s"\.queues \(([^)]*)\)/
+      .exec(st.createQueue)![1]!
+      .split(',')
+      .map((c) => c.trim());
     const args = createQueueArgs('q', settings);
     expect(Object.fromEntries(columns.map((column, i) => [column, args[i]]))).toEqual({
       name: 'q',

@@ -163,8 +163,12 @@ const FIFO_HEAD = (t: string, c: string) => `coalesce((
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(t, ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
-    AND ${FIFO_HEAD(t, 'j')}`)}${CLAIM_UPDATE(s, t, '$6')}`;
+export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) =>
+  `${PICK_NEXT(
+    t,
+    ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
+    AND ${FIFO_HEAD(t, 'j')}`,
+  )}${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
  * The claim under a worker's groupConcurrency (standard queues): at most a group's limit of its jobs are
@@ -223,5 +227,15 @@ export function claimArgs(r: ClaimRequest): unknown[] {
 /** The arguments of claimJobsGrouped ($1-$9): a worker's group limits between the priorities and the commit. */
 export function claimGroupedArgs(r: ClaimRequest, groups: { default: number | null; tiers: Record<string, number> }): unknown[] {
   const tiers = Object.entries(groups.tiers);
-  return [r.queue, r.limit, r.workerId, r.minPriority, r.maxPriority, groups.default, tiers.map(([t]) => t), tiers.map(([, n]) => n), r.asyncCommit];
+  return [
+    r.queue,
+    r.limit,
+    r.workerId,
+    r.minPriority,
+    r.maxPriority,
+    groups.default,
+    tiers.map(([t]) => t),
+    tiers.map(([, n]) => n),
+    r.asyncCommit,
+  ];
 }

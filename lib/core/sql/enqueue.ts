@@ -143,7 +143,12 @@ export type InsertColumn =
  * `column(name)` gives a column's entries, one per job, or null when no job sets it (unnest pads it);
  * `slotOffsets` always has an entry per job.
  */
-export function insertArgs(queue: string, data: string, column: (name: InsertColumn) => readonly unknown[] | null, slotOffsets: readonly number[]): unknown[] {
+export function insertArgs(
+  queue: string,
+  data: string,
+  column: (name: InsertColumn) => readonly unknown[] | null,
+  slotOffsets: readonly number[],
+): unknown[] {
   const c = column;
   return [
     queue,

@@ -23,7 +23,6 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'error', ${e},
     'errors', coalesce(j.output -> 'errors', '[]'::jsonb) || jsonb_build_array(${e}))`;
 
-
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.created_on,
   j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, ${STAMP('j')}::text AS stamp`;
@@ -126,7 +125,8 @@ export const STAMPED = `(u.stamp IS NULL OR ${STAMP('j')} = u.stamp)`;
  * unchanged, for the full statement. (A flow given a non-transactional `db` commits its jobs before their links
  * to their children: a worker could claim a parent in between and believe it a leaf.)
  */
-export const NO_CHILDREN = (s: string) => `coalesce((SELECT false FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), true)`;
+export const NO_CHILDREN = (s: string) =>
+  `coalesce((SELECT false FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), true)`;
 
 /**
  * The attempts a statement names, as relation `u`: queue $1 as column `queue`, and the columns `columns` of the
@@ -142,7 +142,8 @@ export const NO_CHILDREN = (s: string) => `coalesce((SELECT false FROM ${s}.job_
  * name their jobs"; test/core/settle.spec.ts "plans"). The subquery is kept whole (OFFSET 0), so the planner
  * does not see that u.queue is $1.
  */
-export const NAMED = (columns: string, arrays: string) => `(SELECT $1::text AS queue, a.* FROM unnest(${arrays}) AS a(${columns}) OFFSET 0) u`;
+export const NAMED = (columns: string, arrays: string) =>
+  `(SELECT $1::text AS queue, a.* FROM unnest(${arrays}) AS a(${columns}) OFFSET 0) u`;
 
 /**
  * "Row `j` is active", in statements that name their jobs (NAMED). The state is compared as text so that no

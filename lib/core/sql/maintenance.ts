@@ -1,4 +1,13 @@
-import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, ORPHAN_DESCENDANTS, RETRY_DELAY, RETRY_SLOT_FREE } from './fragments.js';
+import {
+  ACTIVE,
+  APPEND_ERROR,
+  DEAD_LETTER,
+  FAILED_RETURNING,
+  KEEP_FINISHED,
+  ORPHAN_DESCENDANTS,
+  RETRY_DELAY,
+  RETRY_SLOT_FREE,
+} from './fragments.js';
 
 /**
  * Puts active jobs whose lease or heartbeat ran out back to `retry` (attempt counted, after the retry

@@ -1,4 +1,18 @@
-import { ACTIVE, APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS, RELEASE_CHILDREN, RETRY_DELAY, RETRY_SLOT_FREE, STAMP, STAMPED } from './fragments.js';
+import {
+  ACTIVE,
+  APPEND_ERROR,
+  DEAD_LETTER,
+  FAILED_RETURNING,
+  KEEP_FINISHED,
+  NAMED,
+  NO_CHILDREN,
+  ORPHAN_DESCENDANTS,
+  RELEASE_CHILDREN,
+  RETRY_DELAY,
+  RETRY_SLOT_FREE,
+  STAMP,
+  STAMPED,
+} from './fragments.js';
 
 /**
  * Settling an attempt. Every statement takes arrays (unnest), so a worker can settle many jobs in one
@@ -14,7 +28,8 @@ const COMPLETABLE = `j.queue = u.queue AND j.id = u.id AND ${ACTIVE}
   AND ($5::text IS NULL OR j.worker_id = $5::text) AND ${STAMPED}`;
 
 /** The attempts a completion names, with the stamps in parameter `stamps`. */
-const ATTEMPTS = (stamps: string) => NAMED('id, retry_count, output, claim_count, stamp', `$2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]`);
+const ATTEMPTS = (stamps: string) =>
+  NAMED('id, retry_count, output, claim_count, stamp', `$2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]`);
 
 /** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
 const COMPLETE = (t: string, stamps: string, keep = 'true') => `

@@ -70,7 +70,10 @@ export class AttemptRunner {
       this.returned(attempt);
       await this.settle(attempt, output, failure);
     } catch (err) {
-      this.scope.error(err, `running job ${attempt.row.id} of queue "${this.scope.queue}"; it returns to the queue when its lease runs out`);
+      this.scope.error(
+        err,
+        `running job ${attempt.row.id} of queue "${this.scope.queue}"; it returns to the queue when its lease runs out`,
+      );
     }
   }
 
@@ -128,8 +131,18 @@ export class AttemptRunner {
       if (!failure) {
         try {
           const { queue, workerId, channel } = this.scope;
-          const held = await tx.commitWith(async (client) =>
-            (await client.query(this.scope.statements.completeJobs, completeArgs({ queue, ids: [row.id], retryCounts: [null], workerId, claimCounts: [row.claim_count], stamps: [row.stamp] }, [output], channel))).rowCount ?? 0,
+          const held = await tx.commitWith(
+            async (client) =>
+              (
+                await client.query(
+                  this.scope.statements.completeJobs,
+                  completeArgs(
+                    { queue, ids: [row.id], retryCounts: [null], workerId, claimCounts: [row.claim_count], stamps: [row.stamp] },
+                    [output],
+                    channel,
+                  ),
+                )
+              ).rowCount ?? 0,
           );
           if (!held) this.completer.stale(row);
           return;

@@ -119,7 +119,14 @@ async function claimWith(
   filter: ClaimFilter,
   tries: number,
 ): Promise<ClaimedRow[]> {
-  const request = { queue, limit, workerId, minPriority: filter.minPriority ?? null, maxPriority: filter.maxPriority ?? null, asyncCommit: filter.asyncCommit ?? false };
+  const request = {
+    queue,
+    limit,
+    workerId,
+    minPriority: filter.minPriority ?? null,
+    maxPriority: filter.maxPriority ?? null,
+    asyncCommit: filter.asyncCommit ?? false,
+  };
   const claim = async (text: string, args: unknown[]): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= tries; attempt++) {
       try {

@@ -48,7 +48,12 @@ class ClaimedJob<T> implements Job<T> {
 }
 
 /** Builds the job a handler receives; `heartbeat` is fenced to this attempt and holder. */
-export function toJob<T>(row: ClaimedRow, abort: { readonly signal: AbortSignal }, heartbeat: () => Promise<void>, db?: PoolClient): Job<T> {
+export function toJob<T>(
+  row: ClaimedRow,
+  abort: { readonly signal: AbortSignal },
+  heartbeat: () => Promise<void>,
+  db?: PoolClient,
+): Job<T> {
   const job = new ClaimedJob<T>(row, abort, heartbeat);
   if (db) job.db = db;
   return job;

@@ -115,7 +115,9 @@ export class Completer {
   /** An attempt's result was refused by the fence: this worker no longer held the job. */
   stale(row: HeldAttempt): void {
     this.scope.staleResult();
-    this.scope.log.warn(`job ${row.id} of queue "${this.scope.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`);
+    this.scope.log.warn(
+      `job ${row.id} of queue "${this.scope.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`,
+    );
   }
 
   /**
@@ -158,7 +160,10 @@ export class Completer {
       const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
       return full
         ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel))
-        : exec.query<Written>(kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs, completeLeafArgs(target, outputs));
+        : exec.query<Written>(
+            kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs,
+            completeLeafArgs(target, outputs),
+          );
     };
     // What is written, across the retries of `write` below: a retry writes only the rest.
     const written = new Set<string>();

@@ -18,7 +18,8 @@ function storable(text: string): string {
 
 /** Coerces anything thrown (strings, objects, undefined) into the error record a failed attempt keeps. */
 export function describeFailure(thrown: unknown, retryCount?: number): FailureInfo {
-  const err = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${describeValue(thrown)}`);
+  const err =
+    thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `non-Error thrown: ${describeValue(thrown)}`);
   const fields = err as Error & { retryable?: unknown; retryAfterSeconds?: unknown };
   const retryAfter = fields.retryAfterSeconds;
   return {
@@ -29,6 +30,9 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
       retryCount,
     },
     permanent: err instanceof PermanentJobError || fields.retryable === false,
-    retryAfterSeconds: typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.min(Math.ceil(retryAfter), 2_147_483_647) : null,
+    retryAfterSeconds:
+      typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0
+        ? Math.min(Math.ceil(retryAfter), 2_147_483_647)
+        : null,
   };
 }

@@ -47,7 +47,8 @@ export class LeaseClock {
   async heartbeat(attempt: Attempt): Promise<void> {
     const { exec, statements, queue, workerId } = this.scope;
     const rows = await exec.query(statements.heartbeatJobs, heartbeatArgs(queue, [attempt.row], workerId));
-    if (rows.length === 0 && !attempt.abort.aborted) attempt.abort.abort(new Error(`job ${attempt.row.id} is no longer held by this worker`));
+    if (rows.length === 0 && !attempt.abort.aborted)
+      attempt.abort.abort(new Error(`job ${attempt.row.id} is no longer held by this worker`));
   }
 
   /** Stops both timers and waits for a heartbeat in flight. */
@@ -108,12 +109,20 @@ export class LeaseClock {
     const beating = [...this.attempts.values()].filter((a) => a.row.heartbeat_seconds !== null && a.state === 'running');
     if (beating.length === 0) return;
     try {
-      const held = await exec.query<{ id: string; claim_count: number; stamp: string }>(statements.heartbeatJobs, heartbeatArgs(queue, beating.map((a) => a.row), workerId));
+      const held = await exec.query<{ id: string; claim_count: number; stamp: string }>(
+        statements.heartbeatJobs,
+        heartbeatArgs(
+          queue,
+          beating.map((a) => a.row),
+          workerId,
+        ),
+      );
       const alive = new Set(held.map(attemptKey));
       for (const a of beating) {
         // Not held any more (reaped, cancelled, or claimed again after a claim the server forgot): tell the
         // handler to stop; its result will be refused.
-        if (!alive.has(a.key) && this.attempts.holds(a) && a.state === 'running') a.abort.abort(new Error(`job ${a.row.id} is no longer held by this worker`));
+        if (!alive.has(a.key) && this.attempts.holds(a) && a.state === 'running')
+          a.abort.abort(new Error(`job ${a.row.id} is no longer held by this worker`));
       }
     } catch (err) {
       this.scope.error(err, `heartbeat of queue "${queue}"`);

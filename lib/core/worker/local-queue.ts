@@ -155,11 +155,14 @@ export class LocalQueue {
     } else if (this.timerAt !== this.deadline) {
       if (this.timer) clearTimeout(this.timer);
       this.timerAt = this.deadline;
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.timerAt = Infinity;
-        this.dispatch();
-      }, Math.max(0, this.deadline - now));
+      this.timer = setTimeout(
+        () => {
+          this.timer = null;
+          this.timerAt = Infinity;
+          this.dispatch();
+        },
+        Math.max(0, this.deadline - now),
+      );
       this.timer.unref();
     }
   }

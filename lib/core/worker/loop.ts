@@ -102,14 +102,18 @@ export class Worker {
     const attempts = this.attempts;
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
-    this.runner = new AttemptRunner(this.scope, handler, options.transactional, this.clock, this.completer, (attempt) => this.returned(attempt));
+    this.runner = new AttemptRunner(this.scope, handler, options.transactional, this.clock, this.completer, (attempt) =>
+      this.returned(attempt),
+    );
     this.local = new LocalQueue(options, {
       get busy() {
         return attempts.busy;
       },
       start: (row, claimedAt) => this.execute(row, claimedAt),
       expired: (rows) => {
-        void this.completer.release(rows).catch((err) => this.scope.error(err, `handing back ${rows.length} job(s) of queue "${queue}" that waited too long for a slot`));
+        void this.completer
+          .release(rows)
+          .catch((err) => this.scope.error(err, `handing back ${rows.length} job(s) of queue "${queue}" that waited too long for a slot`));
         this.wakeForSlot();
       },
     });
@@ -144,7 +148,10 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
-        rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, { groups: this.options.groupConcurrency, asyncCommit: true });
+        rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, {
+          groups: this.options.groupConcurrency,
+          asyncCommit: true,
+        });
         errorDelayMs = 0;
         // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
         if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
@@ -158,7 +165,9 @@ export class Worker {
       }
       if (this.stopping) {
         // A claim that returns during shutdown starts nothing (and stop() may have given up waiting for it).
-        await this.completer.release(rows).catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
+        await this.completer
+          .release(rows)
+          .catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
       this.local.push(rows, Date.now());
@@ -174,7 +183,9 @@ export class Worker {
     if (fresh) {
       this.scope.profile = fresh.profile;
       this.scope.statements = fresh.statements;
-      this.scope.log.warn(`queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`);
+      this.scope.log.warn(
+        `queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`,
+      );
     }
   }
 

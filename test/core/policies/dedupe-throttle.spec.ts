@@ -51,7 +51,10 @@ describe('sendThrottled and sendDebounced', () => {
     expect(now).not.toBeNull();
     expect(next).not.toBeNull();
     expect(third).toBeNull();
-    const [row] = await f.sql<{ start: Date; slot: Date }>('SELECT start_after AS start, singleton_on AS slot FROM $schema.jobs WHERE id = $1', [next]);
+    const [row] = await f.sql<{ start: Date; slot: Date }>(
+      'SELECT start_after AS start, singleton_on AS slot FROM $schema.jobs WHERE id = $1',
+      [next],
+    );
     expect(row!.start.getTime()).toBe(row!.slot.getTime());
     expect(row!.start.getTime() % 3_600_000).toBe(0);
     expect(row!.start.getTime()).toBeGreaterThan(Date.now());

@@ -92,7 +92,10 @@ describe('policy key_strict_fifo', () => {
 
   it('minPriority and maxPriority apply to the head and cannot skip it', async () => {
     const name = await fifo();
-    const [a1] = await q.insert(name, [{ singletonKey: 'a', priority: 0 }, { singletonKey: 'a', priority: 10 }]);
+    const [a1] = await q.insert(name, [
+      { singletonKey: 'a', priority: 0 },
+      { singletonKey: 'a', priority: 10 },
+    ]);
     expect(await ids(name, { minPriority: 5 })).toEqual([]);
     expect(await ids(name, { maxPriority: 5 })).toEqual([a1]);
   });
@@ -105,7 +108,10 @@ describe('policy key_strict_fifo', () => {
       const won = (await Promise.all(claimers.map((c) => c.fetch(name, { batchSize: 2 })))).flat();
       expect(won.map((j) => j.id)).toEqual([head]);
       await q.complete(name, head!);
-      await q.deleteJob(name, (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'created'`, [name])).map((r) => r.id));
+      await q.deleteJob(
+        name,
+        (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'created'`, [name])).map((r) => r.id),
+      );
     }
   });
 
@@ -132,7 +138,9 @@ describe('key_strict_fifo: one blocking job per key', () => {
 
   it('a key_strict_fifo queue cannot be a dead-letter queue (copies may carry no key)', async () => {
     const name = await fifo();
-    await expect(q.createQueue('fifo.source', { deadLetter: name })).rejects.toThrow('options.deadLetter must be a queue whose policy is not key_strict_fifo');
+    await expect(q.createQueue('fifo.source', { deadLetter: name })).rejects.toThrow(
+      'options.deadLetter must be a queue whose policy is not key_strict_fifo',
+    );
   });
 });
 
@@ -152,7 +160,12 @@ const hiddenWithoutReason = (name: string) =>
     [name],
   );
 const marks = async (name: string) =>
-  Object.fromEntries((await f.sql<{ id: string; fifo_wait: number }>(`SELECT id::text, fifo_wait FROM $schema.jobs WHERE queue = $1`, [name])).map((r) => [r.id, r.fifo_wait]));
+  Object.fromEntries(
+    (await f.sql<{ id: string; fifo_wait: number }>(`SELECT id::text, fifo_wait FROM $schema.jobs WHERE queue = $1`, [name])).map((r) => [
+      r.id,
+      r.fifo_wait,
+    ]),
+  );
 /** Each key's head by the rules alone (no marks): what a fetch of any size must return, in any order. */
 const headsByRule = async (name: string) =>
   (
@@ -170,7 +183,13 @@ const headsByRule = async (name: string) =>
 describe('key_strict_fifo: the claim walks only jobs that may be their key head', () => {
   it('a backlog sent at once leaves one job per key to walk; completing it lets the next lead', async () => {
     const name = await fifo();
-    const [a1, a2, a3, b1, b2] = await q.insert(name, [{ singletonKey: 'a' }, { singletonKey: 'a' }, { singletonKey: 'a' }, { singletonKey: 'b' }, { singletonKey: 'b' }]);
+    const [a1, a2, a3, b1, b2] = await q.insert(name, [
+      { singletonKey: 'a' },
+      { singletonKey: 'a' },
+      { singletonKey: 'a' },
+      { singletonKey: 'b' },
+      { singletonKey: 'b' },
+    ]);
     expect(await marks(name)).toEqual({ [a1!]: 0, [a2!]: 1, [a3!]: 1, [b1!]: 0, [b2!]: 1 });
     expect((await ids(name)).sort()).toEqual([a1, b1].sort());
     await q.complete(name, a1!);
@@ -181,7 +200,12 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
 
   it('jobs of one key sent interleaved with others in one insert wait behind the earlier one of their key', async () => {
     const name = await fifo();
-    const [a1, b1, a2, b2] = await q.insert(name, [{ singletonKey: 'a' }, { singletonKey: 'b' }, { singletonKey: 'a' }, { singletonKey: 'b' }]);
+    const [a1, b1, a2, b2] = await q.insert(name, [
+      { singletonKey: 'a' },
+      { singletonKey: 'b' },
+      { singletonKey: 'a' },
+      { singletonKey: 'b' },
+    ]);
     expect(await marks(name)).toEqual({ [a1!]: 0, [b1!]: 0, [a2!]: 1, [b2!]: 1 });
   });
 
@@ -275,7 +299,11 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
 
   it('a deferred job hides nothing sent before it is due, and waits behind the jobs due before it', async () => {
     const name = await fifo();
-    const [late, now1, now2] = await q.insert(name, [{ singletonKey: 'a', startAfter: 3600 }, { singletonKey: 'a' }, { singletonKey: 'a' }]);
+    const [late, now1, now2] = await q.insert(name, [
+      { singletonKey: 'a', startAfter: 3600 },
+      { singletonKey: 'a' },
+      { singletonKey: 'a' },
+    ]);
     expect(await marks(name)).toEqual({ [late!]: 0, [now1!]: 0, [now2!]: 1 });
     const later = (await q.send(name, {}, { singletonKey: 'a', startAfter: 7200 }))!;
     expect((await marks(name))[later]).toBe(2);
@@ -315,14 +343,20 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
       return seed % n;
     };
     const pick = async (states: string[]) => {
-      const rows = await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state::text = ANY($2) ORDER BY id`, [name, states]);
+      const rows = await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state::text = ANY($2) ORDER BY id`, [
+        name,
+        states,
+      ]);
       return rows.length === 0 ? null : rows[rnd(rows.length)]!.id;
     };
     const keys = ['a', 'b', 'c'];
     for (let step = 0; step < 150; step++) {
       const op = rnd(11);
       if (op <= 2) {
-        const jobs = Array.from({ length: 1 + rnd(3) }, () => ({ singletonKey: keys[rnd(keys.length)]!, ...(rnd(4) === 0 ? { startAfter: 3600 } : {}) }));
+        const jobs = Array.from({ length: 1 + rnd(3) }, () => ({
+          singletonKey: keys[rnd(keys.length)]!,
+          ...(rnd(4) === 0 ? { startAfter: 3600 } : {}),
+        }));
         await q.insert(name, jobs);
       } else if (op === 3) {
         const expected = await headsByRule(name);
@@ -358,7 +392,12 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
         }
       } else {
         // time passes for one deferred job
-        const id = (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'created' AND start_after > now() ORDER BY id`, [name]))[0]?.id;
+        const id = (
+          await f.sql<{ id: string }>(
+            `SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'created' AND start_after > now() ORDER BY id`,
+            [name],
+          )
+        )[0]?.id;
         if (id) await backdate(id);
       }
       expect(await hiddenWithoutReason(name)).toEqual([]);
@@ -380,9 +419,15 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
       const [{ pid }] = (await b.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
       await b.query('BEGIN');
       // j now waits behind r only, which a counts on (locked): b's cancel of r waits for a's commit
-      const cancelling = b.query(`UPDATE "${f.schema}".jobs SET state = 'cancelled', completed_on = now() WHERE queue = $1 AND id = $2`, [name, r]);
+      const cancelling = b.query(`UPDATE "${f.schema}".jobs SET state = 'cancelled', completed_on = now() WHERE queue = $1 AND id = $2`, [
+        name,
+        r,
+      ]);
       await until(
-        async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [pid]))[0]!.n > 0,
+        async () =>
+          (
+            await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [pid])
+          )[0]!.n > 0,
         'the cancel waits for the completing transaction',
       );
       await a.query('COMMIT');
@@ -405,7 +450,12 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
     const started: { id: string; key: string }[] = [];
     let sending = true;
     const completedOf = async (key: string) =>
-      (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = $1 AND singleton_key = $2 AND state = 'completed'`, [name, key]))[0]!.n;
+      (
+        await f.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = $1 AND singleton_key = $2 AND state = 'completed'`,
+          [name, key],
+        )
+      )[0]!.n;
     // one sender per key, so that a key's jobs commit in the order of their ids (the order FIFO means)
     const send = async (s: typeof q, i: number) => {
       const key = keys[i]!;
@@ -436,7 +486,10 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
         for (const j of jobs) started.push({ id: j.id, key: j.singletonKey! });
         await Promise.all(jobs.map((j) => c.complete(name, j.id)));
         if (jobs.length === 0 && !sending) {
-          const [left] = await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = $1 AND state <> 'completed'`, [name]);
+          const [left] = await f.sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = $1 AND state <> 'completed'`,
+            [name],
+          );
           if (left!.n === 0) return;
         }
       }
@@ -474,7 +527,9 @@ describe('key_strict_fifo: the claim walks only jobs that may be their key head'
     } finally {
       await f.sql(`ALTER TABLE $schema.jobs ENABLE TRIGGER jobs_fifo_mark_wait`);
     }
-    const [a1, a2, b1, a3] = (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 ORDER BY id`, [name])).map((r) => r.id);
+    const [a1, a2, b1, a3] = (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = $1 ORDER BY id`, [name])).map(
+      (r) => r.id,
+    );
     expect(Object.values(await marks(name))).toEqual([0, 0, 0, 0]);
     await f.sql(markWaitingJobs(`"${f.schema}"`));
     expect(await marks(name)).toEqual({ [a1!]: 0, [a2!]: 1, [b1!]: 0, [a3!]: 1 });

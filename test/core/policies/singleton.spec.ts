@@ -34,12 +34,20 @@ describe('policy singleton: at most one active job per key, any number queued', 
     await q.createQueue('single.race', { policy: 'singleton' });
     const claimers = Array.from({ length: 6 }, () => f.create({ supervise: false, poolSize: 2 }));
     for (let round = 0; round < 10; round++) {
-      await q.insert('single.race', [{ singletonKey: 'hot', data: round }, { singletonKey: 'hot', data: round }]);
+      await q.insert('single.race', [
+        { singletonKey: 'hot', data: round },
+        { singletonKey: 'hot', data: round },
+      ]);
       const results = await Promise.all(claimers.map((c) => c.fetch('single.race', { batchSize: 2 })));
       const won = results.flat();
       expect(won).toHaveLength(1);
       await q.complete('single.race', won[0]!.id);
-      await q.deleteJob('single.race', (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = 'single.race' AND state = 'created'`)).map((r) => r.id));
+      await q.deleteJob(
+        'single.race',
+        (await f.sql<{ id: string }>(`SELECT id::text FROM $schema.jobs WHERE queue = 'single.race' AND state = 'created'`)).map(
+          (r) => r.id,
+        ),
+      );
     }
   });
 
@@ -57,8 +65,16 @@ describe('policy singleton: at most one active job per key, any number queued', 
     const b = f.create({ supervise: false });
     await a.work('single.work', { concurrency: 4, pollingIntervalSeconds: 0.05 }, handler);
     await b.work('single.work', { concurrency: 4, pollingIntervalSeconds: 0.05 }, handler);
-    await q.insert('single.work', Array.from({ length: 20 }, () => ({ singletonKey: 'one' })));
-    await until(async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'single.work' AND state = 'completed'`))[0]!.n === 20, 'all 20 completed');
+    await q.insert(
+      'single.work',
+      Array.from({ length: 20 }, () => ({ singletonKey: 'one' })),
+    );
+    await until(
+      async () =>
+        (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM $schema.jobs WHERE queue = 'single.work' AND state = 'completed'`))[0]!
+          .n === 20,
+      'all 20 completed',
+    );
     expect(peak).toBe(1);
     await Promise.all([a.offWork('single.work'), b.offWork('single.work')]);
   });
