@@ -254,7 +254,7 @@ function runChild(cell, url) {
         .split('\n')
         .reverse()
         .find((l) => l.startsWith('{') && l.includes('"ok"'));
-      let result = null;
+      let result;
       try {
         result = line ? JSON.parse(line) : null;
       } catch {

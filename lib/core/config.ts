@@ -107,7 +107,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   if (o.pool !== undefined && (typeof o.pool !== 'object' || typeof (o.pool as { query?: unknown }).query !== 'function')) {
     throw new InvalidOptionError('pool', 'a pg.Pool', o.pool);
   }
-  if (o.db !== undefined && (typeof o.db !== 'object' || !('$client' in (o.db as object)))) {
+  if (o.db !== undefined && (typeof o.db !== 'object' || !('$client' in o.db))) {
     throw new InvalidOptionError('db', 'a Drizzle node-postgres database (with $client)', o.db);
   }
   const schema = o.schema ?? 'pgqueue';

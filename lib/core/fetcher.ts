@@ -42,13 +42,13 @@ export class Fetcher {
         maxPriority,
       });
     let rows: Awaited<ReturnType<typeof claim>> = [];
-    let failure: unknown = null;
+    let failure: Error | null = null;
     try {
       rows = await claim();
     } catch (err) {
       // undefined_table: the queue's partition is gone (the queue was made again), read below at once
       if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
-      failure = err;
+      failure = err as Error;
       this.recheckedAt.delete(name);
     }
     // An empty claim may come from a table the queue's jobs left: its profile is read again, at most every 5 s.

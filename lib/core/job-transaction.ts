@@ -25,6 +25,8 @@ export class JobTransaction {
   /** Checks a connection out and begins; on failure the connection is released and the error thrown. */
   static async begin(connect: () => Promise<PoolClient>): Promise<JobTransaction> {
     const client = await connect();
+    // pg-pool's release is a closure of this checkout (it never reads `this`), kept to release it exactly once.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
     const release = client.release;
     try {
       await client.query(beginTransaction);

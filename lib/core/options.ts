@@ -2,9 +2,11 @@ import { InvalidOptionError } from './errors.js';
 import { QUEUE_POLICIES, type JobDefaults, type QueueOptions, type QueuePolicy, type SendOptions, type WorkOptions } from './types.js';
 import { MAX_SECONDS, int, noUnknownKeys, nullableInt, oneOf, optBool, optInt, optKey, queueName, record } from './validate.js';
 
+const STANDARD: QueuePolicy = 'standard';
+
 /** Defaults of a queue's settings, in one place; a column default in the migration mirrors each. */
 export const QUEUE_DEFAULTS = Object.freeze({
-  policy: 'standard' as QueuePolicy,
+  policy: STANDARD,
   retryLimit: 2,
   retryDelay: 0,
   retryBackoff: false,

@@ -1,15 +1,13 @@
 // The queue engine's public face, free of Nest: every public method is one delegation to the unit that owns it
-// (runtime.ts: lifecycle; queue-admin.ts; sender.ts; flows.ts; fetcher.ts; job-control.ts; worker-registry.ts).
+// (engine-units.ts wires them: runtime.ts for the lifecycle, queue-admin, sender, flows, fetcher, job-control, worker-registry).
 import { EventEmitter } from 'node:events';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import { Fetcher, type FetchOptions } from './fetcher.js';
-import { Flows } from './flows.js';
-import { JobControl, type ChangeResult } from './job-control.js';
+import type { ChangeResult } from './job-control.js';
+import type { FetchOptions } from './fetcher.js';
+import { engineUnits, type EngineUnits } from './engine-units.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MigrationResult } from './migrate.js';
-import { QueueAdmin } from './queue-admin.js';
-import { Runtime } from './runtime.js';
-import { Sender } from './sender.js';
+import type { Runtime } from './runtime.js';
 import type {
   FlowJob,
   Job,
@@ -23,7 +21,6 @@ import type {
   SendOptions,
   WorkOptions,
 } from './types.js';
-import { WorkerRegistry } from './worker-registry.js';
 
 export type { ChangeResult } from './job-control.js';
 export type { FetchOptions } from './fetcher.js';
@@ -44,45 +41,32 @@ export class PgQueue extends EventEmitter {
   protected readonly log: QueueLogger;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters: { staleResults: number };
-  private readonly runtime: Runtime;
-  private readonly admin: QueueAdmin;
-  private readonly sender: Sender;
-  private readonly flows: Flows;
-  private readonly fetcher: Fetcher;
-  private readonly jobs: JobControl;
-  private readonly registry: WorkerRegistry;
+  private readonly units: EngineUnits;
 
   constructor(options: QueueModuleOptions | ResolvedConfig, logger?: QueueLogger) {
     super();
-    this.config = Object.isFrozen(options) && 'schemaIdent' in options ? (options as ResolvedConfig) : resolveConfig(options);
+    this.config = Object.isFrozen(options) && 'schemaIdent' in options ? options : resolveConfig(options);
     this.log = this.config.logger ?? logger ?? consoleLogger;
-    const rt = new Runtime(this.config, this.log, {
+    this.units = engineUnits(this.config, this.log, {
       warning: (message) => this.warning(message),
       error: (err, context) => this.reportError(err, context),
     });
-    this.runtime = rt;
-    this.counters = rt.counters;
-    this.admin = new QueueAdmin(rt);
-    this.sender = new Sender(rt);
-    this.flows = new Flows(rt, this.sender);
-    this.fetcher = new Fetcher(rt);
-    this.jobs = new JobControl({ db: () => rt.db(), router: rt.router, channel: this.config.channel });
-    this.registry = new WorkerRegistry(rt);
+    this.counters = this.units.runtime.counters;
   }
 
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
   get fetcherId(): string {
-    return this.fetcher.holderId;
+    return this.units.fetcher.holderId;
   }
 
   /** What the installer did at start (null when `migrate` is off or before start). */
   get migration(): MigrationResult | null {
-    return this.runtime.migration;
+    return this.units.runtime.migration;
   }
 
   /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
   start(): Promise<void> {
-    return this.runtime.start();
+    return this.units.runtime.start();
   }
 
   /**
@@ -93,7 +77,7 @@ export class PgQueue extends EventEmitter {
    * another takes over within one interval. `force` runs it now regardless of the last run.
    */
   maintain(options: { force?: boolean } = {}): Promise<MaintenanceResult> {
-    return this.runtime.maintain(options.force ?? false);
+    return this.units.runtime.maintain(options.force ?? false);
   }
 
   protected warning(message: string): void {
@@ -109,42 +93,42 @@ export class PgQueue extends EventEmitter {
 
   /** Creates a queue; calling it again with the same options does nothing, with other options throws `QueueExistsError`. */
   createQueue(name: string, options?: QueueOptions): Promise<void> {
-    return this.admin.createQueue(name, options);
+    return this.units.admin.createQueue(name, options);
   }
 
   /** Creates the queue if it is missing; an existing queue is left as it is. Reports what differs. */
   ensureQueue(name: string, options?: QueueOptions): Promise<{ created: boolean; differences: string[] }> {
-    return this.admin.ensureQueue(name, options);
+    return this.units.admin.ensureQueue(name, options);
   }
 
   /** Changes a queue's settings (not `policy` or `partition`); `null` clears `deadLetter`, `retryDelayMax`, `heartbeatSeconds`. */
   updateQueue(name: string, options: Omit<QueueOptions, 'policy' | 'partition'>): Promise<void> {
-    return this.admin.updateQueue(name, options);
+    return this.units.admin.updateQueue(name, options);
   }
 
   /** Deletes a queue and all its jobs, in one transaction; refused while another queue names it as its dead letter. */
   deleteQueue(name: string): Promise<void> {
-    return this.admin.deleteQueue(name);
+    return this.units.admin.deleteQueue(name);
   }
 
   /** Deletes the queue's waiting jobs (created, retry); returns how many. */
   purgeQueue(name: string): Promise<number> {
-    return this.admin.purgeQueue(name);
+    return this.units.admin.purgeQueue(name);
   }
 
   /** The queue's settings and counts of its jobs; null when there is no such queue. */
   getQueue(name: string): Promise<QueueResult | null> {
-    return this.admin.getQueue(name);
+    return this.units.admin.getQueue(name);
   }
 
   /** Every queue (or those named), with its settings and counts of its jobs. */
   getQueues(names?: string[]): Promise<QueueResult[]> {
-    return this.admin.getQueues(names);
+    return this.units.admin.getQueues(names);
   }
 
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   getBlockedKeys(name: string): Promise<string[]> {
-    return this.admin.getBlockedKeys(name);
+    return this.units.admin.getBlockedKeys(name);
   }
 
   /**
@@ -153,7 +137,7 @@ export class PgQueue extends EventEmitter {
    * insert joins the caller's transaction.
    */
   send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
-    return this.sender.send(name, data, options);
+    return this.units.sender.send(name, data, options);
   }
 
   /**
@@ -167,7 +151,7 @@ export class PgQueue extends EventEmitter {
     seconds: number,
     key?: string,
   ): Promise<string | null> {
-    return this.sender.sendThrottled(name, data, options, seconds, key);
+    return this.units.sender.sendThrottled(name, data, options, seconds, key);
   }
 
   /**
@@ -181,7 +165,7 @@ export class PgQueue extends EventEmitter {
     seconds: number,
     key?: string,
   ): Promise<string | null> {
-    return this.sender.sendDebounced(name, data, options, seconds, key);
+    return this.units.sender.sendDebounced(name, data, options, seconds, key);
   }
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
@@ -199,7 +183,7 @@ export class PgQueue extends EventEmitter {
    * the queue's policy or a dedupe key refuses is skipped (its id is missing from the result).
    */
   insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
-    return this.sender.insert(name, jobs, options);
+    return this.units.sender.insert(name, jobs, options);
   }
 
   /**
@@ -209,32 +193,32 @@ export class PgQueue extends EventEmitter {
    * the caller's transaction (roll it back if this throws).
    */
   flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
-    return this.flows.flow(jobs, options);
+    return this.units.flows.flow(jobs, options);
   }
 
   /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
   fetch<T = unknown>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
-    return this.fetcher.fetch<T>(name, options);
+    return this.units.fetcher.fetch<T>(name, options);
   }
 
   /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
   complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
-    return this.jobs.complete(name, ids, output);
+    return this.units.jobs.complete(name, ids, output);
   }
 
   /** Fails jobs that have not finished: retried while retries remain, else failed. */
   fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
-    return this.jobs.fail(name, ids, error);
+    return this.units.jobs.fail(name, ids, error);
   }
 
   /** Cancels jobs that have not finished; a running handler's result is then discarded. */
   cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.jobs.cancel(name, ids);
+    return this.units.jobs.cancel(name, ids);
   }
 
   /** Brings cancelled jobs back to the queue. */
   resume(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.jobs.resume(name, ids);
+    return this.units.jobs.resume(name, ids);
   }
 
   /**
@@ -242,7 +226,7 @@ export class PgQueue extends EventEmitter {
    * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
    */
   retry(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.jobs.retry(name, ids);
+    return this.units.jobs.retry(name, ids);
   }
 
   /**
@@ -251,42 +235,42 @@ export class PgQueue extends EventEmitter {
    * how many move (default 1000). Returns the new jobs' ids.
    */
   redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
-    return this.jobs.redrive(name, options);
+    return this.units.jobs.redrive(name, options);
   }
 
   /** Deletes jobs in any state. */
   deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.jobs.deleteJob(name, ids);
+    return this.units.jobs.deleteJob(name, ids);
   }
 
   /** The job with id `id` in queue `name`, in any state, with its metadata; null when there is none. */
   getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    return this.jobs.getJobById<T>(name, id);
+    return this.units.jobs.getJobById<T>(name, id);
   }
 
   /** Starts a worker loop for `name` that calls `handler` for each job; returns the loop's id. */
   work<T = unknown>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
-    return this.registry.work(name, options, handler);
+    return this.units.registry.work(name, options, handler);
   }
 
   /** Stops the loops of a queue (by name) or one loop (by id), draining like shutdown does. */
   offWork(nameOrId: string): Promise<void> {
-    return this.registry.offWork(nameOrId);
+    return this.units.registry.offWork(nameOrId);
   }
 
   /** Worker loops running in this instance. */
   get workerCount(): number {
-    return this.registry.count;
+    return this.units.registry.count;
   }
 
   /** Handlers running in this instance right now, across all loops. */
   get activeJobCount(): number {
-    return this.registry.activeJobCount;
+    return this.units.registry.activeJobCount;
   }
 
   /** Stops every worker loop: no new claims, in-flight handlers drain or are handed back. `send` keeps working. */
   stopWorkers(): Promise<void> {
-    return this.registry.stopAll(this.config.shutdownTimeoutMs);
+    return this.units.registry.stopAll(this.config.shutdownTimeoutMs);
   }
 
   /**
@@ -297,11 +281,11 @@ export class PgQueue extends EventEmitter {
    * a pool it was handed, it runs there and settles when it does.
    */
   close(): Promise<void> {
-    return this.runtime.close((timeoutMs) => this.registry.stopAll(timeoutMs));
+    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs));
   }
 }
 
 /** The runtime of `queue`: for the repository's own tests and tools (not exported by the package's entry points). */
 export function runtimeOf(queue: PgQueue): Runtime {
-  return queue['runtime'];
+  return queue['units'].runtime;
 }

@@ -48,6 +48,8 @@ export class PoolGate {
             return;
           }
           entry.reject = null;
+          // pg-pool's release is a closure of this checkout (it never reads `this`), wrapped to settle the entry.
+          // eslint-disable-next-line @typescript-eslint/unbound-method
           const release = client.release;
           client.release = (err?: Error | boolean) => {
             release(err);

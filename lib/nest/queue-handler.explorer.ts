@@ -65,17 +65,18 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     for (const wrapper of this.discovery.getProviders()) {
       // A built instance tells its real class (also for factory and value providers); a request-scoped
       // provider has none at bootstrap, so its class is read instead.
-      const prototype =
+      const prototype = (
         wrapper.isDependencyTreeStatic() && wrapper.instance && typeof wrapper.instance === 'object'
           ? Object.getPrototypeOf(wrapper.instance)
           : wrapper.inject
             ? null
-            : wrapper.metatype?.prototype;
+            : wrapper.metatype?.prototype
+      ) as Record<string, object> | null | undefined;
       if (!prototype || prototype === Object.prototype) continue;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const meta = Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[method]) as QueueHandlerMetadata | undefined;
+        const meta = Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[method] ?? {}) as QueueHandlerMetadata | undefined;
         if (!meta) continue;
-        const where = `${prototype.constructor.name}.${method}`;
+        const where = `${(prototype.constructor as { name: string }).name}.${method}`;
         if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
           problems.push(
             `${where} handles queue "${meta.name}" but its provider is request-scoped or transient; queue handlers must live on singleton providers`,
@@ -86,7 +87,14 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
         const field = `@QueueHandler('${meta.name}') on ${where}`;
         parseQueueOptions(queue, field);
         parseWorkOptions(work, field);
-        found.push({ queue: meta.name, where, instance: wrapper.instance, method, queueOptions: queue, workOptions: work });
+        found.push({
+          queue: meta.name,
+          where,
+          instance: wrapper.instance as DiscoveredHandler['instance'],
+          method,
+          queueOptions: queue,
+          workOptions: work,
+        });
       }
     }
     const byQueue = new Map<string, string[]>();

@@ -8,6 +8,8 @@ import { QueueService } from './queue.service.js';
 /** Options of `QueueModule.forRootAsync`. */
 export interface QueueModuleAsyncOptions {
   imports?: ModuleMetadata['imports'];
+  // any[], as Nest's own factories: a user's factory with typed parameters must be accepted.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   useFactory: (...args: any[]) => QueueModuleOptions | Promise<QueueModuleOptions>;
   inject?: (InjectionToken | OptionalFactoryDependency)[];
 }
@@ -29,6 +31,7 @@ export class QueueModule {
 
   private static build(
     imports: NonNullable<ModuleMetadata['imports']>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Nest's FactoryProvider types its factory so
     useFactory: (...args: any[]) => unknown,
     inject: (InjectionToken | OptionalFactoryDependency)[],
   ): DynamicModule {

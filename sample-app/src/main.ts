@@ -74,7 +74,7 @@ async function startEmbeddedPostgres(): Promise<Database> {
     // Nothing is left running then, and stop() must not be called: it would wait forever for the
     // exit of a process that has already exited.
     const reason = err instanceof Error ? err.message : 'the postgres process exited';
-    throw new Error(`embedded PostgreSQL did not start on port ${port} (${reason}). Its last lines:\n${recent.join('\n')}`);
+    throw new Error(`embedded PostgreSQL did not start on port ${port} (${reason}). Its last lines:\n${recent.join('\n')}`, { cause: err });
   }
   logger.log(`embedded PostgreSQL ${fresh ? 'created and ' : ''}started on port ${port} (data in ${databaseDir})`);
   return {

@@ -29,7 +29,7 @@ export async function until<T>(check: () => T | Promise<T>, message: string, tim
   for (;;) {
     try {
       const value = await check();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
     } catch (err) {
       last = err;
     }

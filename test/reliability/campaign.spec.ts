@@ -260,7 +260,7 @@ describe('the fault campaign', () => {
           100,
         );
       } catch (err) {
-        throw new Error(`${(err as Error).message}\n${await stallReport().catch(String)}`);
+        throw new Error(`${(err as Error).message}\n${await stallReport().catch(String)}`, { cause: err });
       }
       if (outcome === 'died') throw died();
     };
@@ -316,7 +316,7 @@ describe('the fault campaign', () => {
     try {
       await until(async () => (await heldByFrozen()) === 0, "the frozen worker's jobs were reaped", 30_000, 100);
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n${await stallReport().catch(String)}`);
+      throw new Error(`${(err as Error).message}\n${await stallReport().catch(String)}`, { cause: err });
     }
     await progress(200, 'while a worker is frozen');
     frozen.thaw();

@@ -6,7 +6,7 @@
  * non-PK indexes (column order, DESC and NULLS FIRST/LAST, uniqueness, method, partial predicate)
  * and the enums' values in order.
  */
-import { is, type SQL } from 'drizzle-orm';
+import { is } from 'drizzle-orm';
 import { getTableConfig, IndexedColumn, isPgEnum, PgDialect, PgTable, type PgColumn } from 'drizzle-orm/pg-core';
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import * as defaultExports from '../../schema/index.js';
@@ -255,7 +255,7 @@ function describeDrizzle(defs: Record<string, unknown>): Description {
         partial: ic.where !== undefined,
       });
       description.predicates[ic.name] =
-        ic.where === undefined ? null : normalisePredicate(dialect.sqlToQuery((ic.where as SQL).inlineParams()).sql, cfg.name);
+        ic.where === undefined ? null : normalisePredicate(dialect.sqlToQuery(ic.where.inlineParams()).sql, cfg.name);
     }
     // unique constraints and .unique() columns become unique btree indexes of the same name in the database
     for (const uc of cfg.uniqueConstraints) {

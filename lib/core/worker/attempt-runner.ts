@@ -23,7 +23,7 @@ export interface AttemptRunnerScope {
   readonly workerId: string;
   readonly channel: string;
   /** A connection of its own for a transactional handler. */
-  connect(): Promise<PoolClient>;
+  readonly connect: () => Promise<PoolClient>;
   /** Reports a failure of the engine itself (never a handler's throw). */
   error(err: unknown, context: string): void;
 }

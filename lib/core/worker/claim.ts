@@ -43,7 +43,7 @@ export interface ClaimContext {
   readonly exec: Executor;
   /** The statements for the table that holds the queue's jobs (`ClaimProfile.home`). */
   readonly statements: Statements;
-  connect(): Promise<PoolClient>;
+  readonly connect: () => Promise<PoolClient>;
   readonly schema: string;
 }
 

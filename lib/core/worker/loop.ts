@@ -22,7 +22,7 @@ export interface WorkerContext {
   /** How the queue's jobs are claimed, and where they are stored, when the worker starts. */
   readonly profile: ClaimProfile;
   /** A dedicated connection for a transactional handler; released by the worker. */
-  connect(): Promise<PoolClient>;
+  readonly connect: () => Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
   /** The statements for the queue's jobs (for `profile.home`). */
@@ -193,14 +193,13 @@ export class Worker {
   private sleep(ms: number | null, forWork: boolean): Promise<void> {
     if (this.stopping || (forWork && this.notified)) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = ms === null ? null : setTimeout(done, ms);
-      const self = this;
-      function done(): void {
+      const done = (): void => {
         if (timer) clearTimeout(timer);
-        self.wakeUp = null;
-        self.waitingForWork = false;
+        this.wakeUp = null;
+        this.waitingForWork = false;
         resolve();
-      }
+      };
+      const timer = ms === null ? null : setTimeout(done, ms);
       this.waitingForWork = forWork;
       this.wakeUp = done;
     });

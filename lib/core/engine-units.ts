@@ -1,0 +1,35 @@
+// The wiring of one engine: the units PgQueue's public methods delegate to, made once around a shared runtime.
+import type { ResolvedConfig } from './config.js';
+import { Fetcher } from './fetcher.js';
+import { Flows } from './flows.js';
+import { JobControl } from './job-control.js';
+import { QueueAdmin } from './queue-admin.js';
+import { Runtime, type EngineEvents } from './runtime.js';
+import { Sender } from './sender.js';
+import type { QueueLogger } from './types.js';
+import { WorkerRegistry } from './worker-registry.js';
+
+/** Each unit of an engine, by what PgQueue asks of it. */
+export interface EngineUnits {
+  readonly runtime: Runtime;
+  readonly admin: QueueAdmin;
+  readonly sender: Sender;
+  readonly flows: Flows;
+  readonly fetcher: Fetcher;
+  readonly jobs: JobControl;
+  readonly registry: WorkerRegistry;
+}
+
+export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
+  const runtime = new Runtime(config, log, events);
+  const sender = new Sender(runtime);
+  return {
+    runtime,
+    admin: new QueueAdmin(runtime),
+    sender,
+    flows: new Flows(runtime, sender),
+    fetcher: new Fetcher(runtime),
+    jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
+    registry: new WorkerRegistry(runtime),
+  };
+}
