@@ -1,27 +1,8 @@
 // An attempt's states and the moves between them, and the table that counts the slots attempts hold.
-import type { ClaimedRow } from '../../lib/core/worker/claim.js';
 import { Attempt, Attempts } from '../../lib/core/worker/attempt.js';
+import { claimedRow } from './claimed-row.js';
 
-function row(id: string, claimCount = 1): ClaimedRow {
-  return {
-    id,
-    queue: 'q',
-    data: null,
-    priority: 0,
-    retry_count: 0,
-    claim_count: claimCount,
-    retry_limit: 2,
-    singleton_key: null,
-    stamp: '1700000000000000',
-    created_on: 0,
-    started_on: 0,
-    start_after: 0,
-    expire_seconds: 30,
-    heartbeat_seconds: null,
-    parent: false,
-    remove: false,
-  };
-}
+const row = (id: string, claimCount = 1) => claimedRow(id, { claim_count: claimCount });
 
 describe('an attempt', () => {
   it('runs, then settles and is done; or is released and done; or is done at once', () => {

@@ -3,31 +3,14 @@
 import { jest } from '@jest/globals';
 import { buildStatements } from '../../lib/core/sql/index.js';
 import { Attempts, type Attempt } from '../../lib/core/worker/attempt.js';
-import type { ClaimedRow } from '../../lib/core/worker/claim.js';
 import { LeaseClock } from '../../lib/core/worker/lease-clock.js';
+import type { ClaimedRow } from '../../lib/core/worker/claim.js';
+import { claimedRow } from './claimed-row.js';
 
 const statements = buildStatements('"s"');
 
-function row(id: string, expireSeconds: number, heartbeatSeconds: number | null = null): ClaimedRow {
-  return {
-    id,
-    queue: 'q',
-    data: null,
-    priority: 0,
-    retry_count: 0,
-    claim_count: 1,
-    retry_limit: 2,
-    singleton_key: null,
-    stamp: `17${id}`,
-    created_on: 0,
-    started_on: 0,
-    start_after: 0,
-    expire_seconds: expireSeconds,
-    heartbeat_seconds: heartbeatSeconds,
-    parent: false,
-    remove: false,
-  };
-}
+const row = (id: string, expireSeconds: number, heartbeatSeconds: number | null = null) =>
+  claimedRow(id, { stamp: `17${id}`, expire_seconds: expireSeconds, heartbeat_seconds: heartbeatSeconds });
 
 /** A clock over a table of attempts; the fake database holds the attempts whose ids are in `held`. */
 function harness(held: Set<string>) {

@@ -1,29 +1,11 @@
 // The local queue's modes and deadlines, on fake time: what starts, what is handed back, and how many jobs
 // the loop may claim in each mode.
 import { jest } from '@jest/globals';
-import type { ClaimedRow } from '../../lib/core/worker/claim.js';
 import { LocalQueue, type LocalQueueOwner } from '../../lib/core/worker/local-queue.js';
+import { claimedRow } from './claimed-row.js';
 
-function row(id: string, expireSeconds = 10, heartbeatSeconds: number | null = null): ClaimedRow {
-  return {
-    id,
-    queue: 'q',
-    data: null,
-    priority: 0,
-    retry_count: 0,
-    claim_count: 1,
-    retry_limit: 2,
-    singleton_key: null,
-    stamp: '1',
-    created_on: 0,
-    started_on: 0,
-    start_after: 0,
-    expire_seconds: expireSeconds,
-    heartbeat_seconds: heartbeatSeconds,
-    parent: false,
-    remove: false,
-  };
-}
+const row = (id: string, expireSeconds = 10, heartbeatSeconds: number | null = null) =>
+  claimedRow(id, { stamp: '1', expire_seconds: expireSeconds, heartbeat_seconds: heartbeatSeconds });
 
 /** A worker as the local queue sees it: `busy` slots, and what it was asked to start and hand back. */
 function owner(): LocalQueueOwner & { busy: number; started: string[]; handedBack: string[][] } {
