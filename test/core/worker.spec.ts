@@ -102,6 +102,24 @@ describe('worker loop', () => {
     await q.offWork('w.sync-throw');
   });
 
+  it('a batch of thousands of handlers that throw synchronously fails them all, and the process goes on', async () => {
+    const q = f.create();
+    await q.createQueue('w.sync-throw-many', { retryLimit: 0 });
+    const n = 3_000;
+    let calls = 0;
+    await q.work('w.sync-throw-many', { concurrency: 1, batchSize: n, pollingIntervalSeconds: 0.1 }, () => {
+      calls++;
+      throw new Error('thrown before any await');
+    });
+    await q.insert(
+      'w.sync-throw-many',
+      Array.from({ length: n }, () => ({})),
+    );
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.sync-throw-many')).failed === n, `${n} jobs failed`, 60_000, 100);
+    expect(calls).toBe(n);
+    await q.offWork('w.sync-throw-many');
+  });
+
   it('an idle worker is woken by NOTIFY, not by its polling interval', async () => {
     const q = f.create();
     await q.createQueue('w.notify');

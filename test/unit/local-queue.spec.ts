@@ -30,6 +30,30 @@ beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
 describe('the local queue', () => {
+  it('starts a long run of handlers that return inside start() without nesting a call per job', () => {
+    const o = owner();
+    const local = new LocalQueue({ concurrency: 1, batchSize: 20_000, groupConcurrency: null }, o);
+    let depth = 0;
+    let deepest = 0;
+    const start = o.start.bind(o);
+    o.start = (r, claimedAt) => {
+      depth++;
+      deepest = Math.max(deepest, depth);
+      start(r, claimedAt);
+      o.busy--; // every handler throws synchronously: its slot frees and the worker dispatches again, inside start()
+      local.dispatch();
+      depth--;
+    };
+    local.push(
+      Array.from({ length: 20_000 }, (_, i) => row(String(i))),
+      Date.now(),
+    );
+    local.dispatch();
+    expect(o.started).toHaveLength(20_000);
+    expect(deepest).toBe(1);
+    expect(local.length).toBe(0);
+  });
+
   it('never starts more than `concurrency`, even when a handler returns inside start() and dispatch() re-enters', () => {
     const o = owner();
     const local = new LocalQueue(options, o);

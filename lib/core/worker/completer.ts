@@ -58,8 +58,9 @@ class OutcomeBatcher {
     return new Promise((resolve) => {
       this.pending.push({ entry, output, failure, resolve });
       if (!this.writing) {
-        this.writing = true;
+        // Marked once the flush is scheduled: were scheduling to throw, a later add() would try again.
         setImmediate(() => void this.flush());
+        this.writing = true;
       }
     });
   }

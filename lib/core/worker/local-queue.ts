@@ -53,6 +53,8 @@ export class LocalQueue {
   /** The timer that looks at the deadlines again, and when it fires. */
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
+  /** Set while dispatch() starts jobs: see there. */
+  private starting = false;
 
   private readonly concurrency: number;
   private readonly batchSize: number;
@@ -120,18 +122,32 @@ export class LocalQueue {
       this.waiting.splice(0, this.waiting.length, ...kept);
       this.deadline = soonest;
     }
-    // The owner's count is read at each turn: a handler that throws synchronously returns inside start(), which
-    // re-enters dispatch() and refills the slot it freed there; a count kept here would miss that and start one
-    // job more than `concurrency`.
-    while (this.waiting.length > 0 && this.owner.busy < this.concurrency) {
-      const next = this.waiting.shift()!;
-      this.owner.start(next.row, next.claimedAt);
+    // Starting is never re-entered. A handler that throws synchronously returns inside start(), and its worker
+    // calls dispatch() again from there: that nested call starts nothing, and this loop, which reads the owner's
+    // count at each turn, fills the slot it freed. Nested, a batch of such handlers took stack frames per job
+    // (a RangeError past about a thousand) and started one job more than `concurrency`.
+    if (!this.starting) {
+      this.starting = true;
+      try {
+        while (!this.stopped() && this.waiting.length > 0 && this.owner.busy < this.concurrency) {
+          const next = this.waiting.shift()!;
+          this.owner.start(next.row, next.claimedAt);
+        }
+      } finally {
+        this.starting = false;
+      }
     }
     if (stale) {
-      this.#mode = 'paused';
+      // A handler started above may have stopped the worker (offWork from inside it): stopped stays final.
+      if (!this.stopped()) this.#mode = 'paused';
       this.owner.expired(stale);
     }
     this.rearm(now);
+  }
+
+  /** Read anew where a call out (a handler's start) may have stopped the queue meanwhile. */
+  private stopped(): boolean {
+    return this.#mode === 'stopped';
   }
 
   /** A handler returned: slots free up again, so claiming ahead may go on. */

@@ -214,10 +214,15 @@ export class Worker {
   private execute(row: ClaimedRow, claimedAt: number): void {
     const attempt = this.attempts.begin(row, claimedAt);
     this.clock.track(attempt);
-    attempt.finished = this.runner.run(attempt).finally(() => {
-      this.attempts.finish(attempt);
-      this.local.dispatch();
-      this.wakeForSlot();
+    // run() never rejects; what follows it must not either: nothing awaits `finished` but stop().
+    attempt.finished = this.runner.run(attempt).then(() => {
+      try {
+        this.attempts.finish(attempt);
+        this.local.dispatch();
+        this.wakeForSlot();
+      } catch (err) {
+        this.scope.error(err, `the loop of queue "${this.queue}" after job ${attempt.row.id}`);
+      }
     });
   }
 
