@@ -205,6 +205,15 @@ export class Worker {
     });
   }
 
+  /**
+   * Whether a finished job may release another of this queue: its policy holds jobs back behind a key or a slot,
+   * or a concurrency limit or group limits do. A plain queue's jobs wait for nothing but a slot of this loop.
+   */
+  private holdsBack(): boolean {
+    const { policy, limited } = this.scope.profile;
+    return policy !== 'standard' || limited || this.options.groupConcurrency !== null;
+  }
+
   /** A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained. */
   private wakeForSlot(): void {
     if (!this.waitingForWork) this.wakeUp?.();
@@ -219,7 +228,10 @@ export class Worker {
       try {
         this.attempts.finish(attempt);
         this.local.dispatch();
-        this.wakeForSlot();
+        // Its outcome is written: on a queue that holds jobs back, it may have freed one (the next job of its key,
+        // a singleton or concurrency slot, a group's turn), which this loop claims now, not at its next poll.
+        if (this.holdsBack()) this.notify();
+        else this.wakeForSlot();
       } catch (err) {
         this.scope.error(err, `the loop of queue "${this.queue}" after job ${attempt.row.id}`);
       }
