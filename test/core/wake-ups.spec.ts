@@ -2,7 +2,7 @@
 // soon as the job before it has finished in the same process, not at the loop's next poll. The loops here poll
 // once a minute: only the wake-up can run the chain within the tests' deadlines.
 import type { QueueOptions, WorkOptions } from '../../lib/core/types.js';
-import { stateCounts, until } from '../helpers/db.js';
+import { deferred, stateCounts, testPool, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('wake');
@@ -44,5 +44,69 @@ describe('wake-ups for held-back jobs, in the process that finished the job befo
     expect([...ran].sort()).toEqual([0, 1, 2, 3, 4]);
     if (queueOptions.policy === 'key_strict_fifo') expect(ran).toEqual([0, 1, 2, 3, 4]);
     await q.offWork(name);
+  });
+});
+
+describe('wake-ups for held-back jobs, in another process', () => {
+  it('a key_strict_fifo job finished by one engine wakes the loop of another for the next job of its key', async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    const name = 'wake.across';
+    await a.createQueue(name, { policy: 'key_strict_fifo' });
+    const [first, second] = await a.insert(name, [
+      { data: { i: 0 }, singletonKey: 'k' },
+      { data: { i: 1 }, singletonKey: 'k' },
+    ]);
+    const gate = deferred();
+    let started = false;
+    await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async () => {
+      started = true;
+      await gate.promise;
+    });
+    await until(() => started, 'the first job running in a');
+    // Sessions whose last statement was a claim on this schema, now idle: a's one so far. (pg_stat_activity keeps
+    // the first 1,024 bytes of a statement: the claim is known by its opening.)
+    const claimsDone = async () =>
+      (
+        await f.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
+          [`%"${f.schema}"%`],
+        )
+      )[0]!.n;
+    const before = await claimsDone();
+    const ranInB: string[] = [];
+    await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ranInB.push(job.id));
+    // b's first claim has found the key held by a's running job; b then sleeps for a minute.
+    await until(async () => (await claimsDone()) > before, "b's first claim done");
+    // a stops claiming (its running job drains), so only b can take the next job of the key.
+    const aStopped = a.offWork(name);
+    gate.resolve();
+    await aStopped;
+    await until(() => ranInB.length === 1, "the key's next job run by b", 20_000, 25);
+    expect(ranInB).toEqual([second]);
+    expect((await a.getJobById(name, first!))!.state).toBe('completed');
+    await b.offWork(name);
+  });
+
+  it('outcomes on a queue that holds jobs back send a NOTIFY for it, beside the one of the insert', async () => {
+    // (That a plain queue's outcomes send none is the completer's unit test: an absence has no moment to wait for.)
+    const q = f.create({ supervise: false, useListenNotify: false });
+    await q.createQueue('wake.notify.fifo', { policy: 'key_strict_fifo' });
+    const listener = testPool(1);
+    const client = await listener.connect();
+    const heard: string[] = [];
+    try {
+      client.on('notification', (n) => heard.push(n.payload ?? ''));
+      await client.query(`LISTEN "${q.config.channel}"`);
+      await q.insert('wake.notify.fifo', [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+      await until(() => heard.length === 1, "the insert's NOTIFY");
+      await q.work('wake.notify.fifo', { pollingIntervalSeconds: 0.05 }, async () => undefined);
+      await until(() => heard.length >= 3, 'a NOTIFY after each of the two outcomes');
+      expect(new Set(heard)).toEqual(new Set(['wake.notify.fifo']));
+      await q.offWork('wake.notify.fifo');
+    } finally {
+      client.release();
+      await listener.end();
+    }
   });
 });

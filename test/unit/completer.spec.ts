@@ -26,6 +26,7 @@ function harness(answer: (call: Call) => string[] | Promise<string[]>) {
   const warnings: string[] = [];
   const errors: { err: unknown; context: string }[] = [];
   const counted = { stale: 0 };
+  const holding = { now: false };
   const scope: CompleterScope = {
     exec: {
       async query<R>(text: string, args: unknown[] = []): Promise<R[]> {
@@ -43,9 +44,10 @@ function harness(answer: (call: Call) => string[] | Promise<string[]>) {
     channel: 'ch',
     log: { log: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
     staleResult: () => void counted.stale++,
+    holdsBack: () => holding.now,
     error: (err, context) => void errors.push({ err, context }),
   };
-  return { completer: new Completer(scope), calls, warnings, errors, counted };
+  return { completer: new Completer(scope), calls, warnings, errors, counted, holding };
 }
 
 const writesAll = (call: Call) => call.ids;
@@ -58,6 +60,38 @@ async function until(condition: () => boolean, turns = 1000): Promise<void> {
 }
 
 afterEach(() => jest.useRealTimers());
+
+describe('the completer wakes the workers of a queue that holds jobs back', () => {
+  it('sends one NOTIFY for the queue after each batch it writes there, and none on a plain queue', async () => {
+    const h = harness(writesAll);
+    await Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]);
+    expect(h.calls.map((c) => c.statement)).toEqual(['completeLeafJobs']);
+    h.holding.now = true;
+    await Promise.all([
+      h.completer.settle(attempt('3'), null, null),
+      h.completer.settle(attempt('4'), null, describeFailure(new Error('x'), 0)),
+    ]);
+    expect(h.calls.slice(1).map((c) => [c.statement, c.args])).toEqual(
+      expect.arrayContaining([
+        ['completeLeafJobs', expect.anything()],
+        ['failLeafJobs', expect.anything()],
+        ['wakeQueue', ['ch', 'q']],
+      ]),
+    );
+    expect(h.calls.filter((c) => c.statement === 'wakeQueue')).toHaveLength(2);
+  });
+
+  it('reports a NOTIFY that fails, and the outcome still counts as written', async () => {
+    const h = harness((call) => {
+      if (call.statement === 'wakeQueue') throw pgError('08006');
+      return call.ids;
+    });
+    h.holding.now = true;
+    await h.completer.settle(attempt('1'), null, null);
+    expect(h.errors.map((e) => e.context)).toEqual([expect.stringContaining('waking the workers of queue "q"')]);
+    expect(h.counted.stale).toBe(0);
+  });
+});
 
 describe('the completer batches outcomes', () => {
   it('writes the outcomes of one turn in one statement, with their outputs', async () => {

@@ -204,3 +204,10 @@ export interface Failures {
 export function failArgs(t: SettleTarget, f: Failures, channel: string): unknown[] {
   return [t.queue, t.ids, t.retryCounts, f.errors, f.permanent, f.retryAfterSeconds, t.workerId, t.claimCounts, channel, t.stamps];
 }
+
+/**
+ * Wakes the workers of queue $2 in every process (NOTIFY on channel $1): sent after outcomes are written on a
+ * queue that holds jobs back, since a finished job may have released the next one. Its own statement, after
+ * the commit: were it lost, the next job waits for a poll, and is never lost itself.
+ */
+export const wakeQueue = (_s: string) => `SELECT pg_notify($1, $2)`;

@@ -20,6 +20,8 @@ export interface CompleterScope {
   readonly log: QueueLogger;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
+  /** Whether a finished job of this queue may release another (see Worker.holdsBack): read at each write. */
+  holdsBack(): boolean;
   /** Reports a write given up (never thrown: the job stays under its lease until the reaper takes it back). */
   error(err: unknown, context: string): void;
 }
@@ -79,8 +81,8 @@ type Written = { id: string; claim_count: number; stamp: string };
 
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
 export class Completer {
-  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
-  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
+  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false).then(() => this.wake()));
+  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true).then(() => this.wake()));
 
   constructor(private readonly scope: CompleterScope) {}
 
@@ -111,6 +113,20 @@ export class Completer {
     if (rows.length === 0) return Promise.resolve([]);
     const { exec, statements, queue, workerId, channel } = this.scope;
     return exec.query(statements.releaseJobs, releaseArgs(queue, rows, workerId, channel));
+  }
+
+  /**
+   * After a batch of outcomes on a queue that holds jobs back, wakes the queue's workers in other processes
+   * (this process wakes its own loop without a round trip). A plain queue sends nothing. Never throws.
+   */
+  private async wake(): Promise<void> {
+    if (!this.scope.holdsBack()) return;
+    const { exec, statements, channel, queue } = this.scope;
+    try {
+      await exec.query(statements.wakeQueue, [channel, queue]);
+    } catch (err) {
+      this.scope.error(err, `waking the workers of queue "${queue}"; a job it held back waits for their next poll`);
+    }
   }
 
   /** An attempt's result was refused by the fence: this worker no longer held the job. */

@@ -97,6 +97,7 @@ export class Worker {
       workerId: this.id,
       connect: () => ctx.connect(),
       staleResult: () => ctx.staleResult(),
+      holdsBack: () => this.holdsBack(),
       error: (err, context) => ctx.error(err, context),
     };
     const attempts = this.attempts;
@@ -229,7 +230,8 @@ export class Worker {
         this.attempts.finish(attempt);
         this.local.dispatch();
         // Its outcome is written: on a queue that holds jobs back, it may have freed one (the next job of its key,
-        // a singleton or concurrency slot, a group's turn), which this loop claims now, not at its next poll.
+        // a singleton or concurrency slot, a group's turn), which this loop claims now, not at its next poll
+        // (the completer's NOTIFY wakes the loops of other processes).
         if (this.holdsBack()) this.notify();
         else this.wakeForSlot();
       } catch (err) {
