@@ -67,6 +67,7 @@ export class JobControl {
         ),
       (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
     );
+    await this.wake(exec, name, rows);
     return changed(refs.length, rows);
   }
 
@@ -101,6 +102,7 @@ export class JobControl {
       .catch((err) => {
         throw keyTaken(err, name, list);
       });
+    await this.wake(exec, name, rows);
     return changed(refs.length, rows);
   }
 
@@ -199,7 +201,22 @@ export class JobControl {
       .catch((err) => {
         throw keyTaken(err, name, list);
       });
+    // resumeJobs sends its own NOTIFY (its jobs are new work).
+    if (statement !== 'resumeJobs') await this.wake(exec, name, rows);
     return changed(list.length, rows);
+  }
+
+  /**
+   * After a change by hand that ended jobs of a queue that holds jobs back (a policy other than standard, or a
+   * concurrency limit), wakes the queue's workers: the change may have released the next job of a key or a slot.
+   * A plain queue sends nothing, so fetch() and complete() by hand stay one statement each. The change has
+   * committed: a NOTIFY that fails is not the caller's error, and the workers' next poll finds the job.
+   */
+  private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {
+    if (rows.length === 0) return;
+    const profile = await this.ctx.router.known(exec, name).catch(() => null);
+    if (!profile || (profile.policy === 'standard' && !profile.limited)) return;
+    await exec.query(this.ctx.router.onJobs.wakeQueue, [this.ctx.channel, name]).catch(() => undefined);
   }
 
   async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {

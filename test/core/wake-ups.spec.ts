@@ -110,3 +110,49 @@ describe('wake-ups for held-back jobs, in another process', () => {
     }
   });
 });
+
+describe('wake-ups after changes by hand', () => {
+  it('complete() by hand in one engine wakes the loop of another for the next job of the key', async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    const name = 'wake.by-hand';
+    await a.createQueue(name, { policy: 'key_strict_fifo' });
+    const [first, second] = await a.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+    expect((await b.fetch(name)).map((j) => j.id)).toEqual([first]);
+    const claimsDone = async () =>
+      (
+        await f.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
+          [`%"${f.schema}"%`],
+        )
+      )[0]!.n;
+    const before = await claimsDone();
+    const ran: string[] = [];
+    await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ran.push(job.id));
+    await until(async () => (await claimsDone()) > before, "a's first claim done (the key is held by b's fetch)");
+    expect((await b.complete(name, first!)).updated).toBe(1);
+    await until(() => ran.length === 1, "the key's next job run by a", 20_000, 25);
+    expect(ran).toEqual([second]);
+    await a.offWork(name);
+  });
+
+  it.each(['fail', 'cancel', 'deleteJob'] as const)('%s() by hand on a key_strict_fifo queue sends a NOTIFY for it', async (call) => {
+    const q = f.create({ supervise: false, useListenNotify: false });
+    const name = `wake.hand.${call}`;
+    await q.createQueue(name, { policy: 'key_strict_fifo', retryLimit: 0 });
+    const [id] = await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+    await q.fetch(name);
+    const listener = testPool(1);
+    const client = await listener.connect();
+    const heard: string[] = [];
+    try {
+      client.on('notification', (n) => heard.push(n.payload ?? ''));
+      await client.query(`LISTEN "${q.config.channel}"`);
+      expect((await q[call](name, id!)).updated).toBe(1);
+      await until(() => heard.includes(name), `a NOTIFY for ${name}`);
+    } finally {
+      client.release();
+      await listener.end();
+    }
+  });
+});
