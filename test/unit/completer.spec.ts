@@ -71,6 +71,7 @@ describe('the completer wakes the workers of a queue that holds jobs back', () =
       h.completer.settle(attempt('3'), null, null),
       h.completer.settle(attempt('4'), null, describeFailure(new Error('x'), 0)),
     ]);
+    await until(() => h.calls.filter((c) => c.statement === 'wakeQueue').length === 2);
     expect(h.calls.slice(1).map((c) => [c.statement, c.args])).toEqual(
       expect.arrayContaining([
         ['completeLeafJobs', expect.anything()],
@@ -78,7 +79,6 @@ describe('the completer wakes the workers of a queue that holds jobs back', () =
         ['wakeQueue', ['ch', 'q']],
       ]),
     );
-    expect(h.calls.filter((c) => c.statement === 'wakeQueue')).toHaveLength(2);
   });
 
   it('reports a NOTIFY that fails, and the outcome still counts as written', async () => {
@@ -88,6 +88,8 @@ describe('the completer wakes the workers of a queue that holds jobs back', () =
     });
     h.holding.now = true;
     await h.completer.settle(attempt('1'), null, null);
+    // The wake-up goes out after the outcome has settled.
+    await until(() => h.errors.length > 0);
     expect(h.errors.map((e) => e.context)).toEqual([expect.stringContaining('waking the workers of queue "q"')]);
     expect(h.counted.stale).toBe(0);
   });

@@ -54,7 +54,11 @@ class OutcomeBatcher {
   private pending: (Outcome & { resolve: () => void })[] = [];
   private writing = false;
 
-  constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
+  /** `written`: runs after each batch, once its outcomes have settled (it must not throw). */
+  constructor(
+    private readonly write: (batch: Outcome[]) => Promise<void>,
+    private readonly written: () => Promise<void>,
+  ) {}
 
   add(entry: Finished, output: string | null, failure: FailureInfo | null): Promise<void> {
     return new Promise((resolve) => {
@@ -72,6 +76,7 @@ class OutcomeBatcher {
       const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
       await this.write(batch);
       for (const o of batch) o.resolve();
+      await this.written();
     }
     this.writing = false;
   }
@@ -81,8 +86,15 @@ type Written = { id: string; claim_count: number; stamp: string };
 
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
 export class Completer {
-  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false).then(() => this.wake()));
-  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true).then(() => this.wake()));
+  // The wake-up goes out once the batch's outcomes have settled: this process's loop claims meanwhile.
+  private readonly completions = new OutcomeBatcher(
+    (batch) => this.writeOutcomes(batch, false),
+    () => this.wake(),
+  );
+  private readonly failures = new OutcomeBatcher(
+    (batch) => this.writeOutcomes(batch, true),
+    () => this.wake(),
+  );
 
   constructor(private readonly scope: CompleterScope) {}
 
