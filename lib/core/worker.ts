@@ -14,4 +14,4 @@ export {
 } from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
-export { Worker, type WorkerContext } from './worker/loop.js';
+export { HOLDING_POLICIES, Worker, type WorkerContext } from './worker/loop.js';

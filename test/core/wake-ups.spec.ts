@@ -10,6 +10,23 @@ afterAll(() => f.cleanup());
 
 const POLL_ONCE_A_MINUTE = 60;
 
+/**
+ * The sessions whose last statement was a claim on this file's schema, now idle (pg_stat_activity keeps the
+ * first 1,024 bytes of a statement: a claim is known by its opening). A loop's first claim has run once a
+ * session that was not there before shows up.
+ */
+async function claimSessions(): Promise<Set<number>> {
+  const rows = await f.sql<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
+    [`%"${f.schema}"%`],
+  );
+  return new Set(rows.map((r) => r.pid));
+}
+
+async function untilNewClaimSession(before: Set<number>, what: string): Promise<void> {
+  await until(async () => [...(await claimSessions())].some((pid) => !before.has(pid)), what);
+}
+
 describe('wake-ups for held-back jobs, in the process that finished the job before them', () => {
   it.each<[string, QueueOptions, WorkOptions, (i: number) => Record<string, unknown>]>([
     ['key_strict_fifo: the next job of the key', { policy: 'key_strict_fifo' }, {}, () => ({ singletonKey: 'k' })],
@@ -43,8 +60,35 @@ describe('wake-ups for held-back jobs, in the process that finished the job befo
     await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === n, `${n} jobs completed`, 20_000, 25);
     expect([...ran].sort()).toEqual([0, 1, 2, 3, 4]);
     if (queueOptions.policy === 'key_strict_fifo') expect(ran).toEqual([0, 1, 2, 3, 4]);
-    await q.offWork(name);
+    await q.close();
   });
+
+  it.each<[string, QueueOptions, WorkOptions, (i: number) => Record<string, unknown>]>([
+    ['key_strict_fifo', { policy: 'key_strict_fifo' }, {}, (i) => ({ singletonKey: `k${i}` })],
+    ['singleton', { policy: 'singleton' }, {}, (i) => ({ singletonKey: `k${i % 3}` })],
+    ['a concurrency limit', { concurrencyLimit: 2 }, {}, () => ({})],
+    ['group concurrency', {}, { groupConcurrency: 1 }, (i) => ({ group: { id: `g${i % 3}` } })],
+  ])(
+    '%s: a loop whose slots all fill drains a backlog of many jobs, polling once a minute',
+    async (what, queueOptions, workOptions, job) => {
+      // Fast handlers fill every slot with results being written; the loop then waits for a slot, not for work.
+      const q = f.create({ supervise: false });
+      const name = `wake.backlog.${what.replace(/[^a-z_]/g, '')}`;
+      await q.createQueue(name, queueOptions);
+      const n = 60;
+      await q.insert(
+        name,
+        Array.from({ length: n }, (_, i) => job(i)),
+      );
+      await q.work(
+        name,
+        { concurrency: 2, batchSize: 2, pollingIntervalSeconds: POLL_ONCE_A_MINUTE, ...workOptions },
+        async () => undefined,
+      );
+      await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === n, `${n} jobs completed`, 20_000, 25);
+      await q.close();
+    },
+  );
 });
 
 describe('wake-ups for held-back jobs, in another process', () => {
@@ -64,20 +108,11 @@ describe('wake-ups for held-back jobs, in another process', () => {
       await gate.promise;
     });
     await until(() => started, 'the first job running in a');
-    // Sessions whose last statement was a claim on this schema, now idle: a's one so far. (pg_stat_activity keeps
-    // the first 1,024 bytes of a statement: the claim is known by its opening.)
-    const claimsDone = async () =>
-      (
-        await f.sql<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
-          [`%"${f.schema}"%`],
-        )
-      )[0]!.n;
-    const before = await claimsDone();
+    const before = await claimSessions();
     const ranInB: string[] = [];
     await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ranInB.push(job.id));
     // b's first claim has found the key held by a's running job; b then sleeps for a minute.
-    await until(async () => (await claimsDone()) > before, "b's first claim done");
+    await untilNewClaimSession(before, "b's first claim done");
     // a stops claiming (its running job drains), so only b can take the next job of the key.
     const aStopped = a.offWork(name);
     gate.resolve();
@@ -85,7 +120,7 @@ describe('wake-ups for held-back jobs, in another process', () => {
     await until(() => ranInB.length === 1, "the key's next job run by b", 20_000, 25);
     expect(ranInB).toEqual([second]);
     expect((await a.getJobById(name, first!))!.state).toBe('completed');
-    await b.offWork(name);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('outcomes on a queue that holds jobs back send a NOTIFY for it, beside the one of the insert', async () => {
@@ -103,7 +138,30 @@ describe('wake-ups for held-back jobs, in another process', () => {
       await q.work('wake.notify.fifo', { pollingIntervalSeconds: 0.05 }, async () => undefined);
       await until(() => heard.length >= 3, 'a NOTIFY after each of the two outcomes');
       expect(new Set(heard)).toEqual(new Set(['wake.notify.fifo']));
-      await q.offWork('wake.notify.fifo');
+      await q.close();
+    } finally {
+      client.release();
+      await listener.end();
+    }
+  });
+});
+
+describe('wake-ups from a transactional worker', () => {
+  it('a transactional completion on a key_strict_fifo queue sends a NOTIFY for it', async () => {
+    const q = f.create({ supervise: false, useListenNotify: false });
+    const name = 'wake.notify.tx';
+    await q.createQueue(name, { policy: 'key_strict_fifo' });
+    const listener = testPool(1);
+    const client = await listener.connect();
+    const heard: string[] = [];
+    try {
+      client.on('notification', (n) => heard.push(n.payload ?? ''));
+      await client.query(`LISTEN "${q.config.channel}"`);
+      await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+      await until(() => heard.length === 1, "the insert's NOTIFY");
+      await q.work(name, { pollingIntervalSeconds: 0.05, transactional: true }, async () => undefined);
+      await until(() => heard.length >= 3, 'a NOTIFY after each of the two transactional completions');
+      await q.close();
     } finally {
       client.release();
       await listener.end();
@@ -119,21 +177,14 @@ describe('wake-ups after changes by hand', () => {
     await a.createQueue(name, { policy: 'key_strict_fifo' });
     const [first, second] = await a.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
     expect((await b.fetch(name)).map((j) => j.id)).toEqual([first]);
-    const claimsDone = async () =>
-      (
-        await f.sql<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
-          [`%"${f.schema}"%`],
-        )
-      )[0]!.n;
-    const before = await claimsDone();
+    const before = await claimSessions();
     const ran: string[] = [];
     await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ran.push(job.id));
-    await until(async () => (await claimsDone()) > before, "a's first claim done (the key is held by b's fetch)");
+    await untilNewClaimSession(before, "a's first claim done (the key is held by b's fetch)");
     expect((await b.complete(name, first!)).updated).toBe(1);
     await until(() => ran.length === 1, "the key's next job run by a", 20_000, 25);
     expect(ran).toEqual([second]);
-    await a.offWork(name);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it.each(['fail', 'cancel', 'deleteJob'] as const)('%s() by hand on a key_strict_fifo queue sends a NOTIFY for it', async (call) => {
@@ -150,6 +201,7 @@ describe('wake-ups after changes by hand', () => {
       await client.query(`LISTEN "${q.config.channel}"`);
       expect((await q[call](name, id!)).updated).toBe(1);
       await until(() => heard.includes(name), `a NOTIFY for ${name}`);
+      await q.close();
     } finally {
       client.release();
       await listener.end();

@@ -145,6 +145,8 @@ export class AttemptRunner {
               ).rowCount ?? 0,
           );
           if (!held) this.completer.stale(row);
+          // Committed outside the completer's batches: its wake-up for other processes is sent here.
+          else await this.completer.wake();
           return;
         } catch (err) {
           failure = describeFailure(err, row.retry_count);

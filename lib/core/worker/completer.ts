@@ -2,6 +2,7 @@
 // attempt, batched across attempts, retried when the database is briefly away. It knows an executor and the
 // statements, nothing of the loop, so its rules are unit-tested with a fake executor (test/unit/completer.spec.ts).
 import type { Executor } from '../db.js';
+import { QueueError } from '../errors.js';
 import { isDataException } from '../pg-errors.js';
 import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
 import type { HeldAttempt } from '../sql/lease.js';
@@ -131,12 +132,14 @@ export class Completer {
    * After a batch of outcomes on a queue that holds jobs back, wakes the queue's workers in other processes
    * (this process wakes its own loop without a round trip). A plain queue sends nothing. Never throws.
    */
-  private async wake(): Promise<void> {
+  async wake(): Promise<void> {
     if (!this.scope.holdsBack()) return;
     const { exec, statements, channel, queue } = this.scope;
     try {
       await exec.query(statements.wakeQueue, [channel, queue]);
     } catch (err) {
+      // The queue is closing: the other processes' next poll finds the job, as after any lost wake-up.
+      if (err instanceof QueueError && err.code === 'QUEUE_CLOSED') return;
       this.scope.error(err, `waking the workers of queue "${queue}"; a job it held back waits for their next poll`);
     }
   }

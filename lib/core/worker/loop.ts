@@ -16,6 +16,11 @@ import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalQueue } from './local-queue.js';
 
+/**
+ * Policies under which a queued job may wait for another of its key to finish (short and exclusive refuse the
+ * send instead, and a job they admit is claimable at once). A concurrency or rate limit holds jobs back too.
+ */
+export const HOLDING_POLICIES: ReadonlySet<string> = new Set(['singleton', 'stately', 'key_strict_fifo']);
 /** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
 export interface WorkerContext {
   readonly exec: Executor;
@@ -212,7 +217,7 @@ export class Worker {
    */
   private holdsBack(): boolean {
     const { policy, limited } = this.scope.profile;
-    return policy !== 'standard' || limited || this.options.groupConcurrency !== null;
+    return HOLDING_POLICIES.has(policy) || limited || this.options.groupConcurrency !== null;
   }
 
   /** A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained. */
@@ -232,8 +237,9 @@ export class Worker {
         // Its outcome is written: on a queue that holds jobs back, it may have freed one (the next job of its key,
         // a singleton or concurrency slot, a group's turn), which this loop claims now, not at its next poll
         // (the completer's NOTIFY wakes the loops of other processes).
+        // Both wake-ups: notify() reaches a loop that waits for work, wakeForSlot() one that waits for a slot.
         if (this.holdsBack()) this.notify();
-        else this.wakeForSlot();
+        this.wakeForSlot();
       } catch (err) {
         this.scope.error(err, `the loop of queue "${this.queue}" after job ${attempt.row.id}`);
       }
