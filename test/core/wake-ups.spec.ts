@@ -23,6 +23,22 @@ async function claimSessions(): Promise<Set<number>> {
   return new Set(rows.map((r) => r.pid));
 }
 
+/** The payloads of the NOTIFYs on `channel`, heard on a connection of the test's own, until `stop()`. */
+async function listen(channel: string): Promise<{ heard: string[]; stop: () => Promise<void> }> {
+  const pool = testPool(1);
+  const client = await pool.connect();
+  const heard: string[] = [];
+  client.on('notification', (n) => heard.push(n.payload ?? ''));
+  await client.query(`LISTEN "${channel}"`);
+  return {
+    heard,
+    stop: async () => {
+      client.release();
+      await pool.end();
+    },
+  };
+}
+
 async function untilNewClaimSession(before: Set<number>, what: string): Promise<void> {
   await until(async () => [...(await claimSessions())].some((pid) => !before.has(pid)), what);
 }
@@ -127,12 +143,8 @@ describe('wake-ups for held-back jobs, in another process', () => {
     // (That a plain queue's outcomes send none is the completer's unit test: an absence has no moment to wait for.)
     const q = f.create({ supervise: false, useListenNotify: false });
     await q.createQueue('wake.notify.fifo', { policy: 'key_strict_fifo' });
-    const listener = testPool(1);
-    const client = await listener.connect();
-    const heard: string[] = [];
+    const { heard, stop } = await listen(q.config.channel);
     try {
-      client.on('notification', (n) => heard.push(n.payload ?? ''));
-      await client.query(`LISTEN "${q.config.channel}"`);
       await q.insert('wake.notify.fifo', [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
       await until(() => heard.length === 1, "the insert's NOTIFY");
       await q.work('wake.notify.fifo', { pollingIntervalSeconds: 0.05 }, async () => undefined);
@@ -140,8 +152,7 @@ describe('wake-ups for held-back jobs, in another process', () => {
       expect(new Set(heard)).toEqual(new Set(['wake.notify.fifo']));
       await q.close();
     } finally {
-      client.release();
-      await listener.end();
+      await stop();
     }
   });
 });
@@ -151,20 +162,15 @@ describe('wake-ups from a transactional worker', () => {
     const q = f.create({ supervise: false, useListenNotify: false });
     const name = 'wake.notify.tx';
     await q.createQueue(name, { policy: 'key_strict_fifo' });
-    const listener = testPool(1);
-    const client = await listener.connect();
-    const heard: string[] = [];
+    const { heard, stop } = await listen(q.config.channel);
     try {
-      client.on('notification', (n) => heard.push(n.payload ?? ''));
-      await client.query(`LISTEN "${q.config.channel}"`);
       await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
       await until(() => heard.length === 1, "the insert's NOTIFY");
       await q.work(name, { pollingIntervalSeconds: 0.05, transactional: true }, async () => undefined);
       await until(() => heard.length >= 3, 'a NOTIFY after each of the two transactional completions');
       await q.close();
     } finally {
-      client.release();
-      await listener.end();
+      await stop();
     }
   });
 });
@@ -193,18 +199,13 @@ describe('wake-ups after changes by hand', () => {
     await q.createQueue(name, { policy: 'key_strict_fifo', retryLimit: 0 });
     const [id] = await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
     await q.fetch(name);
-    const listener = testPool(1);
-    const client = await listener.connect();
-    const heard: string[] = [];
+    const { heard, stop } = await listen(q.config.channel);
     try {
-      client.on('notification', (n) => heard.push(n.payload ?? ''));
-      await client.query(`LISTEN "${q.config.channel}"`);
       expect((await q[call](name, id!)).updated).toBe(1);
       await until(() => heard.includes(name), `a NOTIFY for ${name}`);
       await q.close();
     } finally {
-      client.release();
-      await listener.end();
+      await stop();
     }
   });
 });
