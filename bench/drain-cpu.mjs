@@ -9,9 +9,8 @@
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   node bench/drain-cpu.mjs --dist /tmp/before/dist,dist
 // PostgreSQL: DATABASE_URL (required). Prints a table: medians (min-max) per build.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
 import { parseArgs } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -20,14 +19,7 @@ const url = process.env.DATABASE_URL;
 if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   // One run: a backlog of `jobs`, then one worker (concurrency 50, batch 200, as the main bench), timed from work().
   const { dist, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
-  const { PgQueue } = await import(`${dist}/lib/core/index.js`);
-  const schema = `drain_cpu_${process.pid}`;
-  const q = new PgQueue({
-    connectionString: url,
-    schema,
-    supervise: false,
-    logger: { log() {}, warn() {}, error: (m) => console.error(m) },
-  });
+  const { q, end } = await childEngine(dist, url, 'drain_cpu');
   await q.createQueue('d');
   for (let i = 0; i < jobs; i += 5000)
     await q.insert(
@@ -46,33 +38,15 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await q.offWork('d');
-  await q.close();
-  const pg = (await import('pg')).default;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await end();
   console.log(JSON.stringify({ jobsPerSecond: jobs / seconds, cpuMicrosPerJob: (cpu.user + cpu.system) / jobs }));
 } else {
   if (!url) throw new Error('drain-cpu: set DATABASE_URL');
-  const dists = String(args.dist ?? 'dist')
-    .split(',')
-    .map((d) => resolve(process.cwd(), d.trim()));
+  const dists = distsOf(args.dist);
   const rounds = Number(args.rounds ?? 4);
   const jobs = Number(args.jobs ?? 40_000);
-  const results = new Map(dists.map((d) => [d, []]));
-  for (let round = 0; round < rounds; round++) {
-    // Interleaved, and each round in the other order: a run's place in the round must not favour one build.
-    for (const dist of round % 2 === 0 ? dists : [...dists].reverse()) {
-      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
-        env: { ...process.env, PGQUEUE_DRAIN_CPU_CHILD: JSON.stringify({ dist, jobs }) },
-        encoding: 'utf8',
-      });
-      if (run.status !== 0) throw new Error(`drain-cpu: the run of ${dist} failed:\n${run.stderr}`);
-      results.get(dist).push(JSON.parse(run.stdout.trim().split('\n').pop()));
-      process.stderr.write(`round ${round + 1}/${rounds}: ${dist} done\n`);
-    }
-  }
+  const script = fileURLToPath(import.meta.url);
+  const results = runInterleaved({ script, envVar: 'PGQUEUE_DRAIN_CPU_CHILD', dists, rounds, payload: { jobs } });
   const summary = (values, digits) => {
     const sorted = [...values].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];

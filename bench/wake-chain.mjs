@@ -6,9 +6,8 @@
 //   node bench/wake-chain.mjs [--dist dist,/path/to/other/dist] [--rounds 2] [--keys 20] [--per-key 10]
 //
 // PostgreSQL: DATABASE_URL (required). Prints a table: per build, the gaps' p50/p95/max and the chain's jobs/s.
-import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
 import { parseArgs } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -16,14 +15,7 @@ const url = process.env.DATABASE_URL;
 
 if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   const { dist, keys, perKey } = JSON.parse(process.env.PGQUEUE_WAKE_CHAIN_CHILD);
-  const { PgQueue } = await import(`${dist}/lib/core/index.js`);
-  const schema = `wake_chain_${process.pid}`;
-  const q = new PgQueue({
-    connectionString: url,
-    schema,
-    supervise: false,
-    logger: { log() {}, warn() {}, error: (m) => console.error(m) },
-  });
+  const { q, end } = await childEngine(dist, url, 'wake_chain');
   await q.createQueue('chain', { policy: 'key_strict_fifo' });
   // Job n of every key before job n+1 of any: each key's jobs are in order, and keys interleave.
   const jobs = [];
@@ -46,35 +38,18 @@ if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   await all;
   const seconds = (performance.now() - t0) / 1000;
   await q.offWork('chain');
-  await q.close();
-  const pg = (await import('pg')).default;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await end();
   gaps.sort((a, b) => a - b);
   const at = (p) => gaps[Math.min(gaps.length - 1, Math.floor(p * gaps.length))];
   console.log(JSON.stringify({ p50: at(0.5), p95: at(0.95), max: gaps[gaps.length - 1], jobsPerSecond: jobs.length / seconds }));
 } else {
   if (!url) throw new Error('wake-chain: set DATABASE_URL');
-  const dists = String(args.dist ?? 'dist')
-    .split(',')
-    .map((d) => resolve(process.cwd(), d.trim()));
+  const dists = distsOf(args.dist);
   const rounds = Number(args.rounds ?? 2);
   const keys = Number(args.keys ?? 20);
   const perKey = Number(args['per-key'] ?? 10);
-  const results = new Map(dists.map((d) => [d, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const dist of round % 2 === 0 ? dists : [...dists].reverse()) {
-      const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
-        env: { ...process.env, PGQUEUE_WAKE_CHAIN_CHILD: JSON.stringify({ dist, keys, perKey }) },
-        encoding: 'utf8',
-      });
-      if (run.status !== 0) throw new Error(`wake-chain: the run of ${dist} failed:\n${run.stderr}`);
-      results.get(dist).push(JSON.parse(run.stdout.trim().split('\n').pop()));
-      process.stderr.write(`round ${round + 1}/${rounds}: ${dist} done\n`);
-    }
-  }
+  const script = fileURLToPath(import.meta.url);
+  const results = runInterleaved({ script, envVar: 'PGQUEUE_WAKE_CHAIN_CHILD', dists, rounds, payload: { keys, perKey } });
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = (x) => x.toFixed(1);
   console.log(

@@ -11,7 +11,7 @@ import { completeArgs, completeLeafArgs, failArgs, type Statements } from './sql
 import type { SettleTarget } from './sql/settle.js';
 import type { JobRef, JobWithMetadata } from './types.js';
 import { int, queueName, record, toJson } from './validate.js';
-import { describeFailure, HOLDING_POLICIES } from './worker.js';
+import { describeFailure, holdsJobsBack } from './worker.js';
 
 /** How many rows a job-control call asked for and how many it changed. */
 export interface ChangeResult {
@@ -215,7 +215,7 @@ export class JobControl {
   private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {
     if (rows.length === 0) return;
     const profile = await this.ctx.router.known(exec, name).catch(() => null);
-    if (!profile || !(HOLDING_POLICIES.has(profile.policy) || profile.limited)) return;
+    if (!profile || !holdsJobsBack(profile)) return;
     await exec.query(this.ctx.router.onJobs.wakeQueue, [this.ctx.channel, name]).catch(() => undefined);
   }
 

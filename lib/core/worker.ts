@@ -4,6 +4,7 @@
 // (completer.ts); loop.ts composes them into the Worker. Importers keep one path, './worker.js'.
 export {
   claimJobs,
+  holdsJobsBack,
   newWorkerId,
   PROFILE_RECHECK_MS,
   type ClaimContext,
@@ -14,4 +15,4 @@ export {
 } from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
-export { HOLDING_POLICIES, Worker, type WorkerContext } from './worker/loop.js';
+export { Worker, type WorkerContext } from './worker/loop.js';

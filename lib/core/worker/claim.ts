@@ -14,6 +14,20 @@ import type { QueuePolicy } from '../types.js';
  */
 export const PROFILE_RECHECK_MS = 5_000;
 
+/**
+ * Policies under which a queued job may wait for another of its key to finish (short and exclusive refuse the
+ * send instead, and a job they admit is claimable at once).
+ */
+const HOLDING_POLICIES: ReadonlySet<string> = new Set(['singleton', 'stately', 'key_strict_fifo']);
+
+/**
+ * Whether a job of a queue with this profile may be held back until another finishes: its policy, or a
+ * concurrency or rate limit. (A worker's group limits hold jobs back too; the profile does not know them.)
+ */
+export function holdsJobsBack(profile: ClaimProfile): boolean {
+  return HOLDING_POLICIES.has(profile.policy) || profile.limited;
+}
+
 /** A row as the claim statement returns it. */
 export interface ClaimedRow {
   id: string;

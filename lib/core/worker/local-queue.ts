@@ -129,7 +129,7 @@ export class LocalQueue {
     if (!this.starting) {
       this.starting = true;
       try {
-        while (!this.stopped() && this.waiting.length > 0 && this.owner.busy < this.concurrency) {
+        while (this.mode !== 'stopped' && this.waiting.length > 0 && this.owner.busy < this.concurrency) {
           const next = this.waiting.shift()!;
           this.owner.start(next.row, next.claimedAt);
         }
@@ -139,15 +139,10 @@ export class LocalQueue {
     }
     if (stale) {
       // A handler started above may have stopped the worker (offWork from inside it): stopped stays final.
-      if (!this.stopped()) this.#mode = 'paused';
+      if (this.mode !== 'stopped') this.#mode = 'paused';
       this.owner.expired(stale);
     }
     this.rearm(now);
-  }
-
-  /** Read anew where a call out (a handler's start) may have stopped the queue meanwhile. */
-  private stopped(): boolean {
-    return this.#mode === 'stopped';
   }
 
   /** A handler returned: slots free up again, so claiming ahead may go on. */

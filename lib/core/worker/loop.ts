@@ -10,17 +10,20 @@ import type { Statements } from '../sql/index.js';
 import type { JobHandler, QueueLogger } from '../types.js';
 import { Attempts, type Attempt } from './attempt.js';
 import { AttemptRunner, type AttemptRunnerScope } from './attempt-runner.js';
-import { claimJobs, newWorkerId, PROFILE_RECHECK_MS, type ClaimContext, type ClaimedRow, type ClaimProfile } from './claim.js';
+import {
+  claimJobs,
+  holdsJobsBack,
+  newWorkerId,
+  PROFILE_RECHECK_MS,
+  type ClaimContext,
+  type ClaimedRow,
+  type ClaimProfile,
+} from './claim.js';
 import { Completer, type CompleterScope } from './completer.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalQueue } from './local-queue.js';
 
-/**
- * Policies under which a queued job may wait for another of its key to finish (short and exclusive refuse the
- * send instead, and a job they admit is claimable at once). A concurrency or rate limit holds jobs back too.
- */
-export const HOLDING_POLICIES: ReadonlySet<string> = new Set(['singleton', 'stately', 'key_strict_fifo']);
 /** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
 export interface WorkerContext {
   readonly exec: Executor;
@@ -216,8 +219,7 @@ export class Worker {
    * or a concurrency limit or group limits do. A plain queue's jobs wait for nothing but a slot of this loop.
    */
   private holdsBack(): boolean {
-    const { policy, limited } = this.scope.profile;
-    return HOLDING_POLICIES.has(policy) || limited || this.options.groupConcurrency !== null;
+    return holdsJobsBack(this.scope.profile) || this.options.groupConcurrency !== null;
   }
 
   /** A freed slot matters to a loop that is waiting because it was full, not to one whose queue was drained. */
