@@ -3,8 +3,19 @@ import { listen } from './sql/notify.js';
 import type { QueueLogger } from './types.js';
 
 /**
- * Holds one dedicated connection that LISTENs on the schema's channel and hands each notified queue name
- * to `onQueue`. The connection is re-opened with backoff when it drops; after each (re)connect
+ * Reads a wake-up NOTIFY's payload (WAKE_PAYLOAD in sql/fragments.ts): a queue name, or a queue name, a space and
+ * the milliseconds until its job becomes due. `dueInMs` is 0 for a job that may run now.
+ */
+export function parseWake(payload: string): { queue: string; dueInMs: number } {
+  const space = payload.indexOf(' ');
+  if (space < 0) return { queue: payload, dueInMs: 0 };
+  const ms = Number(payload.slice(space + 1));
+  return { queue: payload.slice(0, space), dueInMs: Number.isFinite(ms) && ms > 0 ? ms : 0 };
+}
+
+/**
+ * Holds one dedicated connection that LISTENs on the schema's channel and hands each wake-up (a queue, and when
+ * its job is due) to `onWake`. The connection is re-opened with backoff when it drops; after each (re)connect
  * `onConnected` runs, because notifications sent while it was down are gone and loops must look.
  */
 export class Notifier {
@@ -19,7 +30,7 @@ export class Notifier {
   constructor(
     private readonly clientConfig: pg.ClientConfig,
     private readonly channel: string,
-    private readonly onQueue: (queue: string) => void,
+    private readonly onWake: (queue: string, dueInMs: number) => void,
     private readonly onConnected: () => void,
     private readonly log: QueueLogger,
   ) {}
@@ -38,7 +49,9 @@ export class Notifier {
     const client = new pg.Client({ ...this.clientConfig, connectionTimeoutMillis: this.clientConfig.connectionTimeoutMillis || 10_000 });
     this.connecting = client;
     client.on('notification', (msg) => {
-      if (msg.channel === this.channel && msg.payload) this.onQueue(msg.payload);
+      if (msg.channel !== this.channel || !msg.payload) return;
+      const { queue, dueInMs } = parseWake(msg.payload);
+      this.onWake(queue, dueInMs);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, null));

@@ -89,8 +89,8 @@ export class WorkerRegistry {
     this.notifier = new Notifier(
       this.rt.connectionOptions,
       this.rt.config.channel,
-      (queue) => this.workers.forEach((w) => w.queue === queue && w.notify()),
-      () => this.workers.forEach((w) => w.notify()),
+      (queue, dueInMs) => this.workers.forEach((w) => w.queue === queue && w.heard(dueInMs)),
+      () => this.workers.forEach((w) => w.reconnected()),
       this.rt.log,
     );
     try {

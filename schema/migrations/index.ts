@@ -12,5 +12,6 @@ export interface Migration {
 import { init } from './0001_init.js';
 import { fifoWait } from './0002_fifo_wait.js';
 import { removeOnComplete } from './0003_remove_on_complete.js';
+import { dueWakeups } from './0004_due_wakeups.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups];

@@ -2,46 +2,14 @@
 // soon as the job before it has finished in the same process, not at the loop's next poll. The loops here poll
 // once a minute: only the wake-up can run the chain within the tests' deadlines.
 import type { QueueOptions, WorkOptions } from '../../lib/core/types.js';
-import { deferred, stateCounts, testPool, until } from '../helpers/db.js';
+import { deferred, stateCounts, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
+import { asleepSessions, listen, untilAsleep } from '../helpers/wake.js';
 
 const f = queueFixture('wake');
 afterAll(() => f.cleanup());
 
 const POLL_ONCE_A_MINUTE = 60;
-
-/**
- * The sessions whose last statement was a claim on this file's schema, now idle (pg_stat_activity keeps the
- * first 1,024 bytes of a statement: a claim is known by its opening). A loop's first claim has run once a
- * session that was not there before shows up.
- */
-async function claimSessions(): Promise<Set<number>> {
-  const rows = await f.sql<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%WITH next AS MATERIALIZED%' AND query LIKE $1`,
-    [`%"${f.schema}"%`],
-  );
-  return new Set(rows.map((r) => r.pid));
-}
-
-/** The payloads of the NOTIFYs on `channel`, heard on a connection of the test's own, until `stop()`. */
-async function listen(channel: string): Promise<{ heard: string[]; stop: () => Promise<void> }> {
-  const pool = testPool(1);
-  const client = await pool.connect();
-  const heard: string[] = [];
-  client.on('notification', (n) => heard.push(n.payload ?? ''));
-  await client.query(`LISTEN "${channel}"`);
-  return {
-    heard,
-    stop: async () => {
-      client.release();
-      await pool.end();
-    },
-  };
-}
-
-async function untilNewClaimSession(before: Set<number>, what: string): Promise<void> {
-  await until(async () => [...(await claimSessions())].some((pid) => !before.has(pid)), what);
-}
 
 describe('wake-ups for held-back jobs, in the process that finished the job before them', () => {
   it.each<[string, QueueOptions, WorkOptions, (i: number) => Record<string, unknown>]>([
@@ -124,11 +92,11 @@ describe('wake-ups for held-back jobs, in another process', () => {
       await gate.promise;
     });
     await until(() => started, 'the first job running in a');
-    const before = await claimSessions();
+    const before = await asleepSessions(f);
     const ranInB: string[] = [];
     await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ranInB.push(job.id));
     // b's first claim has found the key held by a's running job; b then sleeps for a minute.
-    await untilNewClaimSession(before, "b's first claim done");
+    await untilAsleep(f, before, "b's first claim done, b asleep");
     // a stops claiming (its running job drains), so only b can take the next job of the key.
     const aStopped = a.offWork(name);
     gate.resolve();
@@ -183,10 +151,10 @@ describe('wake-ups after changes by hand', () => {
     await a.createQueue(name, { policy: 'key_strict_fifo' });
     const [first, second] = await a.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
     expect((await b.fetch(name)).map((j) => j.id)).toEqual([first]);
-    const before = await claimSessions();
+    const before = await asleepSessions(f);
     const ran: string[] = [];
     await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ran.push(job.id));
-    await untilNewClaimSession(before, "a's first claim done (the key is held by b's fetch)");
+    await untilAsleep(f, before, "a's first claim done (the key is held by b's fetch), a asleep");
     expect((await b.complete(name, first!)).updated).toBe(1);
     await until(() => ran.length === 1, "the key's next job run by a", 20_000, 25);
     expect(ran).toEqual([second]);

@@ -1,4 +1,5 @@
 import * as claim from './claim.js';
+import * as due from './due.js';
 import * as enqueue from './enqueue.js';
 import * as jobs from './jobs.js';
 import * as lease from './lease.js';
@@ -7,7 +8,7 @@ import * as maintenance from './maintenance.js';
 import * as queues from './queues.js';
 import * as settle from './settle.js';
 
-const builders = { ...queues, ...enqueue, ...claim, ...settle, ...lease, ...jobs, ...maintenance, ...limits };
+const builders = { ...queues, ...enqueue, ...claim, ...due, ...settle, ...lease, ...jobs, ...maintenance, ...limits };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */
 type StatementName<K> = K extends `${string}Args` ? never : K;

@@ -1,4 +1,4 @@
-import { KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS } from './fragments.js';
+import { KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS, WAKE_PAYLOAD } from './fragments.js';
 
 /**
  * Job control by id: inspection, cancel, resume, delete. A statement given many ids ($2) joins them as NAMED
@@ -68,9 +68,14 @@ UPDATE ${t} j SET
   keep_until = greatest(${RELEASED_START}, now()) + q.retention_seconds * interval '1 second'
 FROM ${QUEUE(s)}, ${IDS}
 WHERE j.queue = u.queue AND j.id = u.id AND j.state = 'cancelled'
-RETURNING j.id
+RETURNING j.id, j.start_after
 )
-SELECT resumed.id::text, pg_notify($3, $1)::text AS notified FROM resumed`;
+-- a CTE is run once: one NOTIFY for the jobs that may run now, one naming the delay of the earliest that waits
+, woke AS (
+  SELECT pg_notify($3, ${WAKE_PAYLOAD('$1', 'min(r.start_after)')})::text AS notified
+  FROM resumed r WHERE r.start_after < 'infinity' GROUP BY r.start_after > now()
+)
+SELECT resumed.id::text, (SELECT min(w.notified) FROM woke w) AS notified FROM resumed`;
 
 export const deleteJobs = (s: string, t = `${s}.jobs`) => `
 DELETE FROM ${t} j USING ${IDS} WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text`;

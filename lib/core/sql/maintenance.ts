@@ -7,6 +7,7 @@ import {
   ORPHAN_DESCENDANTS,
   RETRY_DELAY,
   RETRY_SLOT_FREE,
+  WAKE_PAYLOAD,
 } from './fragments.js';
 
 /**
@@ -14,7 +15,8 @@ import {
  * delay) or to `failed` when no retries remain, and records why in the output. Only the database's clock
  * is read. Rows are locked with SKIP LOCKED and re-checked, so a job completed in the instant between
  * this read and this write stays completed, and two reapers never reap one job twice.
- * A job failed for good goes to its dead-letter queue, as in failJobs. Wakes the queues' workers with a NOTIFY.
+ * A job failed for good goes to its dead-letter queue, as in failJobs. Wakes the queues' workers with a NOTIFY
+ * (a retry that waits for its delay, with the time it becomes due).
  *
  * $1 most jobs per pass, $2 channel
  */
@@ -47,7 +49,13 @@ WITH RECURSIVE expired AS MATERIALIZED (
   WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
   RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}
-SELECT r.id::text, r.queue, r.state::text, pg_notify($2, r.queue)::text AS notified FROM reaped r`;
+-- a CTE is run once: per queue, one NOTIFY for what may run now (a failure may free a key) and one naming the delay
+-- of the earliest retry that waits
+, woke AS (
+  SELECT pg_notify($2, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
+  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
+)
+SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified FROM reaped r`;
 
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
 export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;

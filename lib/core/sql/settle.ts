@@ -10,6 +10,7 @@ import {
   RELEASE_CHILDREN,
   RETRY_DELAY,
   RETRY_SLOT_FREE,
+  WAKE_PAYLOAD,
   STAMP,
   STAMPED,
 } from './fragments.js';
@@ -116,8 +117,9 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  *
  * Delay: an error's retryAfterSeconds wins, else RETRY_DELAY.
  *
- * A job that fails for good is copied into its dead-letter queue in the same statement. A retry that may
- * run now wakes the queue's idle workers with a NOTIFY.
+ * A job that fails for good is copied into its dead-letter queue in the same statement. A retry wakes
+ * the queue's idle workers with a NOTIFY: one for the retries that may run now, one naming when the earliest of
+ * the others becomes due.
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
@@ -160,12 +162,15 @@ FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'failed')}${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'failed')}` : ''}
--- n.notified is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, n.notified
-FROM failed
-LEFT JOIN LATERAL (
-  SELECT pg_notify($9, failed.queue)::text AS notified WHERE failed.state = 'retry' AND failed.start_after <= now()
-) n ON true`;
+-- a CTE is run once: per queue, one NOTIFY for the retries that may run now, one naming the delay of the earliest
+-- that waits (a NOTIFY for both would hide the second's time)
+, woke AS (
+  SELECT pg_notify($9, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
+  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
+)
+-- woke.notified is selected so that the planner cannot drop the join that sends the NOTIFY
+SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified
+FROM failed`;
 
 // ---- arguments: each statement's $n order, written once ----
 

@@ -20,6 +20,7 @@ import {
   type ClaimProfile,
 } from './claim.js';
 import { Completer, type CompleterScope } from './completer.js';
+import { DueClock } from './due-clock.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalQueue } from './local-queue.js';
@@ -68,8 +69,8 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
 
 /**
  * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
- * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, or the
- * polling interval wakes it.
+ * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, the moment
+ * the queue's next waiting job becomes due (DueClock), or the polling interval wakes it.
  */
 export class Worker {
   readonly id = newWorkerId();
@@ -80,6 +81,7 @@ export class Worker {
   private readonly clock: LeaseClock;
   private readonly completer: Completer;
   private readonly runner: AttemptRunner;
+  private readonly due: DueClock;
   /** When this worker last read its queue's profile again (recheck). */
   private recheckedAt = Date.now();
   private loop: Promise<void> | null = null;
@@ -87,6 +89,8 @@ export class Worker {
   private notified = false;
   private waitingForWork = false;
   private wakeUp: (() => void) | null = null;
+  /** Sets the sleeping loop's timer again (a NOTIFY announced a job due before it rings). */
+  private rearm: (() => void) | null = null;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -109,6 +113,7 @@ export class Worker {
       error: (err, context) => ctx.error(err, context),
     };
     const attempts = this.attempts;
+    this.due = new DueClock(this.scope);
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
     this.runner = new AttemptRunner(this.scope, handler, options.transactional, this.clock, this.completer, (attempt) =>
@@ -133,10 +138,22 @@ export class Worker {
     this.loop ??= this.run();
   }
 
-  /** Jobs were inserted into this worker's queue (or the LISTEN connection came back). */
+  /** Jobs were inserted into this worker's queue, or some of its jobs may be claimable now. */
   notify(): void {
     this.notified = true;
     if (this.waitingForWork) this.wakeUp?.();
+  }
+
+  /** A NOTIFY for this worker's queue: a job may run now (`dueInMs` 0), or becomes due in `dueInMs`. */
+  heard(dueInMs: number): void {
+    if (dueInMs <= 0) this.notify();
+    else if (this.due.announce(dueInMs) && this.waitingForWork) this.rearm?.();
+  }
+
+  /** The LISTEN connection came back: what it would have said meanwhile is lost, so the loop looks again. */
+  reconnected(): void {
+    this.due.expire();
+    this.notify();
   }
 
   /** Jobs currently being handled. */
@@ -162,6 +179,8 @@ export class Worker {
           asyncCommit: true,
         });
         errorDelayMs = 0;
+        // a short claim of a limited queue may have met (or filled) a rate window, which the due clock reads the end of
+        if (rows.length < limit && this.scope.profile.limited) this.due.expire();
         // an empty claim may come from a table the queue's jobs left (deleted and made again): looked at every 5 s
         if (rows.length === 0 && Date.now() - this.recheckedAt >= PROFILE_RECHECK_MS) await this.recheck();
       } catch (err) {
@@ -181,7 +200,11 @@ export class Worker {
       }
       this.local.push(rows, Date.now());
       this.local.dispatch();
-      if (rows.length < limit) await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
+      if (rows.length < limit) {
+        // A failed read costs only precision: the loop sleeps for the polling interval, and reads again after it.
+        await this.due.refresh().catch((err) => this.scope.error(err, `reading when the next job of queue "${this.queue}" is due`));
+        await this.sleep(this.options.pollingIntervalSeconds * 1000, true);
+      }
     }
   }
 
@@ -198,19 +221,34 @@ export class Worker {
     }
   }
 
-  /** Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY) or `ms`. */
+  /**
+   * Waits for a wake-up (a freed slot, stop, and with `forWork` a NOTIFY or the queue's next due time) or `ms`.
+   * A sleep for work that ends on its timer leaves the due clock out of date: it stood for a job that is due
+   * now, or it is time to poll.
+   */
   private sleep(ms: number | null, forWork: boolean): Promise<void> {
     if (this.stopping || (forWork && this.notified)) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = (): void => {
+      const until = ms === null ? null : Date.now() + ms;
+      let timer: NodeJS.Timeout | null = null;
+      const done = (rang: boolean): void => {
         if (timer) clearTimeout(timer);
         this.wakeUp = null;
+        this.rearm = null;
         this.waitingForWork = false;
+        if (rang && forWork) this.due.expire();
         resolve();
       };
-      const timer = ms === null ? null : setTimeout(done, ms);
+      const arm = (): void => {
+        if (timer) clearTimeout(timer);
+        if (until === null) return;
+        const left = Math.max(0, until - Date.now());
+        timer = setTimeout(() => done(true), forWork ? this.due.sleepFor(left) : left);
+      };
+      arm();
       this.waitingForWork = forWork;
-      this.wakeUp = done;
+      this.wakeUp = () => done(false);
+      this.rearm = forWork ? arm : null;
     });
   }
 
