@@ -1,35 +1,53 @@
 // How long a key_strict_fifo key's next job waits once the job before it has finished: `keys` keys of
 // `perKey` jobs each, a 1 ms handler, one worker at the default polling interval (2 s). The gap is from a
-// handler's return to the start of its key's next job. Each build runs in a process and a schema of its own,
-// interleaved with the others.
+// handler's return to the start of its key's next job. Each build (and pg-boss, with `--peers pg-boss`) runs in a
+// process and a schema of its own, interleaved with the others.
 //
-//   node bench/wake-chain.mjs [--dist dist,/path/to/other/dist] [--rounds 2] [--keys 20] [--per-key 10]
+//   node bench/wake-chain.mjs [--dist dist,/path/to/other/dist] [--peers pg-boss] [--rounds 2] [--keys 20] [--per-key 10]
 //
-// PostgreSQL: DATABASE_URL (required). Prints a table: per build, the gaps' p50/p95/max and the chain's jobs/s.
+// PostgreSQL: DATABASE_URL (required). Prints a table: per build, the gaps' p50/p95/max, the chain's jobs/s,
+// and jobs/s per key.
 import { fileURLToPath } from 'node:url';
 import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
+import { PGBOSS_WORK, pgBossEngine } from './harness/pgboss.mjs';
 import { parseArgs } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const url = process.env.DATABASE_URL;
 
+/** Runs `handle` (one job's data; resolves when the handler returns) on the chain's jobs under `system`. */
+async function chainOn(system, jobs, keys, handle) {
+  if (system === 'pg-boss') {
+    const { boss, queueOptions, end } = await pgBossEngine(url, 'wake_chain');
+    await boss.createQueue('chain', { policy: 'key_strict_fifo', ...queueOptions });
+    await boss.insert('chain', jobs);
+    // A batch holds at most one job per key; its jobs run side by side, as pgqueue's slots do.
+    await boss.work('chain', PGBOSS_WORK, (batch) => Promise.all(batch.map((job) => handle(job.data))));
+    return end;
+  }
+  const { q, end } = await childEngine(system, url, 'wake_chain');
+  await q.createQueue('chain', { policy: 'key_strict_fifo' });
+  await q.insert('chain', jobs);
+  await q.work('chain', { concurrency: keys, batchSize: keys }, (job) => handle(job.data));
+  return async () => {
+    await q.offWork('chain');
+    await end();
+  };
+}
+
 if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   const { dist, keys, perKey } = JSON.parse(process.env.PGQUEUE_WAKE_CHAIN_CHILD);
-  const { q, end } = await childEngine(dist, url, 'wake_chain');
-  await q.createQueue('chain', { policy: 'key_strict_fifo' });
   // Job n of every key before job n+1 of any: each key's jobs are in order, and keys interleave.
   const jobs = [];
   for (let n = 0; n < perKey; n++) for (let k = 0; k < keys; k++) jobs.push({ singletonKey: `k${k}`, data: { k, n } });
-  await q.insert('chain', jobs);
   const ended = new Map();
   const gaps = [];
   let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
   const t0 = performance.now();
-  await q.work('chain', { concurrency: keys, batchSize: keys }, async (job) => {
+  const end = await chainOn(dist, jobs, keys, async ({ k, n }) => {
     const started = performance.now();
-    const { k, n } = job.data;
     if (n > 0) gaps.push(started - ended.get(k));
     await new Promise((r) => setTimeout(r, 1));
     ended.set(k, performance.now());
@@ -37,14 +55,21 @@ if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   });
   await all;
   const seconds = (performance.now() - t0) / 1000;
-  await q.offWork('chain');
   await end();
   gaps.sort((a, b) => a - b);
   const at = (p) => gaps[Math.min(gaps.length - 1, Math.floor(p * gaps.length))];
-  console.log(JSON.stringify({ p50: at(0.5), p95: at(0.95), max: gaps[gaps.length - 1], jobsPerSecond: jobs.length / seconds }));
+  console.log(
+    JSON.stringify({
+      p50: at(0.5),
+      p95: at(0.95),
+      max: gaps[gaps.length - 1],
+      jobsPerSecond: jobs.length / seconds,
+      perKey: perKey / seconds,
+    }),
+  );
 } else {
   if (!url) throw new Error('wake-chain: set DATABASE_URL');
-  const dists = distsOf(args.dist);
+  const dists = [...distsOf(args.dist), ...(args.peers ? String(args.peers).split(',') : [])];
   const rounds = Number(args.rounds ?? 2);
   const keys = Number(args.keys ?? 20);
   const perKey = Number(args['per-key'] ?? 10);
@@ -55,10 +80,12 @@ if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   console.log(
     `key_strict_fifo chain: ${keys} keys x ${perKey} jobs, 1 ms handler, one worker (concurrency ${keys}), default polling; medians of ${rounds} rounds\n`,
   );
-  console.log('| build | gap p50 ms | gap p95 ms | gap max ms | jobs/s |');
-  console.log('| --- | ---: | ---: | ---: | ---: |');
+  console.log('| build | gap p50 ms | gap p95 ms | gap max ms | jobs/s | jobs/s per key |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const [dist, runs] of results) {
     const m = (key) => median(runs.map((r) => r[key]));
-    console.log(`| ${dist} | ${ms(m('p50'))} | ${ms(m('p95'))} | ${ms(m('max'))} | ${m('jobsPerSecond').toFixed(0)} |`);
+    console.log(
+      `| ${dist} | ${ms(m('p50'))} | ${ms(m('p95'))} | ${ms(m('max'))} | ${m('jobsPerSecond').toFixed(0)} | ${m('perKey').toFixed(1)} |`,
+    );
   }
 }
