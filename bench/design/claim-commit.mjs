@@ -36,6 +36,7 @@ await inSchema('commit', async (ctx) => {
         sql.completeLeafArgs(
           { queue: 'c', ids: [row.id], retryCounts: null, workerId: 'bench', claimCounts: [row.claim_count], stamps: [row.stamp] },
           null,
+          null,
         ),
       );
       if (done.rowCount !== 1) throw new Error('completed nothing');

@@ -44,6 +44,7 @@ async function completions(ctx, queue) {
       stamps: attempts.map((a) => a.stamp),
     },
     null,
+    null,
   );
   const client = await ctx.session();
   const forms = [

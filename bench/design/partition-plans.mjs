@@ -28,8 +28,8 @@ for (const others of [0, OTHERS]) {
     const st = await ctx.statementsFor('q');
     const target = { queue: 'q', ids: [a.id], retryCounts: [null], workerId: null, claimCounts: [null], stamps: null };
     const forms = [
-      ['completeNonParentJobs', st.completeNonParentJobs, sql.completeLeafArgs(target, null)],
-      ['completeJobs', st.completeJobs, sql.completeArgs(target, null, `pgqueue_${ctx.schema}`)],
+      ['completeNonParentJobs', st.completeNonParentJobs, sql.completeLeafArgs(target, null, null)],
+      ['completeJobs', st.completeJobs, sql.completeArgs(target, null, `pgqueue_${ctx.schema}`, null)],
     ];
     const client = await ctx.session();
     const ms = forms.map(() => []);

@@ -46,15 +46,15 @@ await inSchema('plantime', async (ctx) => {
   const all = await activeAttempts(admin, S, 'p', 200);
   const channel = `pgqueue_${ctx.schema}`;
   const cases = [
-    ['completeJobs, 50 jobs (with the release of children)', st.completeJobs, sql.completeArgs(target(fifty), null, channel), 50],
-    ['completeLeafJobs, 50 jobs (without it)', st.completeLeafJobs, sql.completeLeafArgs(target(fifty), null), 50],
+    ['completeJobs, 50 jobs (with the release of children)', st.completeJobs, sql.completeArgs(target(fifty), null, channel, null), 50],
+    ['completeLeafJobs, 50 jobs (without it)', st.completeLeafJobs, sql.completeLeafArgs(target(fifty), null, null), 50],
     [
       'claimJobs, 200 jobs',
       st.claimJobs,
       sql.claimArgs({ queue: 'p', limit: 200, workerId: 'bench', minPriority: null, maxPriority: null, asyncCommit: true }),
       200,
     ],
-    ['completeLeafJobs, 200 jobs', st.completeLeafJobs, sql.completeLeafArgs(target(all), null), 200],
+    ['completeLeafJobs, 200 jobs', st.completeLeafJobs, sql.completeLeafArgs(target(all), null, null), 200],
   ];
   const client = await ctx.session();
   const results = cases.map(() => ({ plan: [], exec: [], wall: [] }));

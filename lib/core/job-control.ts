@@ -56,18 +56,18 @@ export class JobControl {
     const json = toJson('output', output);
     const exec = await this.ctx.db();
     const outputs = (some: ParsedRef[]) => some.map(() => json);
+    const wake = await this.wakeChannel(exec, name);
     const rows = await this.ctx.router.onQueue(
       exec,
       name,
       (st) =>
         this.leafFirst(
           refs,
-          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some))),
-          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.ctx.channel)),
+          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some), wake)),
+          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.ctx.channel, wake)),
         ),
       (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
     );
-    await this.wake(exec, name, rows);
     return changed(refs.length, rows);
   }
 
@@ -77,6 +77,7 @@ export class JobControl {
     const info = describeFailure(error ?? new Error('failed by request'));
     const list = refs.map((r) => r.id);
     const exec = await this.ctx.db();
+    const wake = await this.wakeChannel(exec, name);
     const attempts = (some: ParsedRef[]) =>
       failArgs(
         byHand(name, some),
@@ -86,6 +87,7 @@ export class JobControl {
           retryAfterSeconds: some.map(() => info.retryAfterSeconds),
         },
         this.ctx.channel,
+        wake,
       );
     const rows = await this.ctx.router
       .onQueue(
@@ -102,7 +104,6 @@ export class JobControl {
       .catch((err) => {
         throw keyTaken(err, name, list);
       });
-    await this.wake(exec, name, rows);
     return changed(refs.length, rows);
   }
 
@@ -207,9 +208,19 @@ export class JobControl {
   }
 
   /**
-   * After a change by hand that ended jobs of a queue that holds jobs back (a policy other than standard, or a
-   * concurrency limit), wakes the queue's workers: the change may have released the next job of a key or a slot.
-   * A plain queue sends nothing, so fetch() and complete() by hand stay one statement each. The change has
+   * The channel when queue `name` holds jobs back (a policy other than standard, or a concurrency limit), for the
+   * statements that end its jobs by hand to wake its workers as they commit (WAKE_HOLDING); else null. An unknown
+   * queue: null (the statement then finds no job to change).
+   */
+  private async wakeChannel(exec: Executor, name: string): Promise<string | null> {
+    const profile = await this.ctx.router.known(exec, name);
+    return profile && holdsJobsBack(profile) ? this.ctx.channel : null;
+  }
+
+  /**
+   * After cancel or deleteJob ended jobs of a queue that holds jobs back (a policy other than standard, or a
+   * concurrency limit), wakes the queue's workers: the change may have released the next job of a key or a slot
+   * (complete and fail send it from their statement: wakeChannel). A plain queue sends nothing. The change has
    * committed: a NOTIFY that fails is not the caller's error, and the workers' next poll finds the job.
    */
   private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {

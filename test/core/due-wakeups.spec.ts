@@ -131,7 +131,7 @@ describe('a retry that waits for its delay wakes a loop when it is due', () => {
       const errors = ids.map(() => JSON.stringify({ name: 'Error', message: 'failed' }));
       const failures = { errors, permanent: [false, false], retryAfterSeconds: [null, 30] };
       const st = await engineStatements(q, name);
-      expect(await engineExec(q).query(st.failJobs, failArgs(target, failures, q.config.channel))).toHaveLength(2);
+      expect(await engineExec(q).query(st.failJobs, failArgs(target, failures, q.config.channel, null))).toHaveLength(2);
       await until(() => heard.length === 2, 'two NOTIFYs');
       expect(heard).toContain(name);
       expect(dueTimes(heard, name)[0]).toBeGreaterThan(25_000);

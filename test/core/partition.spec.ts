@@ -55,12 +55,12 @@ describe('dedicated partitions', () => {
       const ids = `'{${job!.id}}'`;
       const runs: [keyof typeof statements, string][] = [
         ['claimJobs', `${q1}, 1, 'w', NULL, NULL, false`],
-        ['completeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
-        ['removeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
+        ['completeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}', 'c'`],
+        ['removeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}', 'c'`],
         ['heartbeatJobs', `${q1}, ${ids}, '{1}', 'w', '{NULL}'`],
         ['releaseJobs', `${q1}, ${ids}, '{1}', 'w', 'c', '{NULL}'`],
-        ['completeNonParentJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}'`],
-        ['failLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', '{false}', '{NULL}', NULL, '{NULL}', 'c', '{NULL}'`],
+        ['completeNonParentJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}', 'c'`],
+        ['failLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', '{false}', '{NULL}', NULL, '{NULL}', 'c', '{NULL}', 'c'`],
         ['cancelLeafJobs', `${q1}, ${ids}`],
         ['resumeJobs', `${q1}, ${ids}, 'c'`],
         ['deleteJobs', `${q1}, ${ids}`],

@@ -186,10 +186,10 @@ describe('plans', () => {
       config: { channel },
     } = one;
     return wideReads(one, queue, 10, [
-      ['completeJobs', [queue, active, all(null), all('{}'), worker, all(1), channel, all(null)]],
-      ['completeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null)]],
-      ['removeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null)]],
-      ['failJobs', [queue, active, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null)]],
+      ['completeJobs', [queue, active, all(null), all('{}'), worker, all(1), channel, all(null), channel]],
+      ['completeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null), channel]],
+      ['removeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null), channel]],
+      ['failJobs', [queue, active, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null), channel]],
       ['heartbeatJobs', [queue, active, all(1), worker, all(null)]],
       ['releaseJobs', [queue, active, all(1), worker, channel, all(null)]],
       ['cancelJobs', [queue, active]],

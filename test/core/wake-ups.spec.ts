@@ -107,17 +107,21 @@ describe('wake-ups for held-back jobs, in another process', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it('outcomes on a queue that holds jobs back send a NOTIFY for it, beside the one of the insert', async () => {
+  it.each([
+    ['kept', false],
+    ['deleted (removeOnComplete)', true],
+  ])('outcomes on a queue that holds jobs back send a NOTIFY for it, jobs %s', async (_, removeOnComplete) => {
     // (That a plain queue's outcomes send none is the completer's unit test: an absence has no moment to wait for.)
     const q = f.create({ supervise: false, useListenNotify: false });
-    await q.createQueue('wake.notify.fifo', { policy: 'key_strict_fifo' });
+    const name = `wake.notify.fifo.${removeOnComplete}`;
+    await q.createQueue(name, { policy: 'key_strict_fifo', removeOnComplete });
     const { heard, stop } = await listen(q.config.channel);
     try {
-      await q.insert('wake.notify.fifo', [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
+      await q.insert(name, [{ singletonKey: 'k' }, { singletonKey: 'k' }]);
       await until(() => heard.length === 1, "the insert's NOTIFY");
-      await q.work('wake.notify.fifo', { pollingIntervalSeconds: 0.05 }, async () => undefined);
-      await until(() => heard.length >= 3, 'a NOTIFY after each of the two outcomes');
-      expect(new Set(heard)).toEqual(new Set(['wake.notify.fifo']));
+      await q.work(name, { pollingIntervalSeconds: 0.05 }, async () => undefined);
+      await until(() => heard.length >= 3, 'a NOTIFY from each of the two outcomes');
+      expect(new Set(heard)).toEqual(new Set([name]));
       await q.close();
     } finally {
       await stop();

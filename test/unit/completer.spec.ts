@@ -62,36 +62,27 @@ async function until(condition: () => boolean, turns = 1000): Promise<void> {
 afterEach(() => jest.useRealTimers());
 
 describe('the completer wakes the workers of a queue that holds jobs back', () => {
-  it('sends one NOTIFY for the queue after each batch it writes there, and none on a plain queue', async () => {
+  it('has each write on such a queue send the NOTIFY (its last argument, the channel), and none on a plain queue', async () => {
     const h = harness(writesAll);
     await Promise.all([h.completer.settle(attempt('1'), null, null), h.completer.settle(attempt('2'), null, null)]);
-    expect(h.calls.map((c) => c.statement)).toEqual(['completeLeafJobs']);
+    expect(h.calls.map((c) => [c.statement, c.args.at(-1)])).toEqual([['completeLeafJobs', null]]);
     h.holding.now = true;
     await Promise.all([
       h.completer.settle(attempt('3'), null, null),
       h.completer.settle(attempt('4'), null, describeFailure(new Error('x'), 0)),
+      h.completer.settle(attempt('5', { parent: true }), null, null),
+      h.completer.settle(attempt('6', { remove: true }), null, null),
     ]);
-    await until(() => h.calls.filter((c) => c.statement === 'wakeQueue').length === 2);
-    expect(h.calls.slice(1).map((c) => [c.statement, c.args])).toEqual(
+    expect(h.calls.slice(1).map((c) => [c.statement, c.args.at(-1)])).toEqual(
       expect.arrayContaining([
-        ['completeLeafJobs', expect.anything()],
-        ['failLeafJobs', expect.anything()],
-        ['wakeQueue', ['ch', 'q']],
+        ['completeLeafJobs', 'ch'],
+        ['completeJobs', 'ch'],
+        ['removeLeafJobs', 'ch'],
+        ['failLeafJobs', 'ch'],
       ]),
     );
-  });
-
-  it('reports a NOTIFY that fails, and the outcome still counts as written', async () => {
-    const h = harness((call) => {
-      if (call.statement === 'wakeQueue') throw pgError('08006');
-      return call.ids;
-    });
-    h.holding.now = true;
-    await h.completer.settle(attempt('1'), null, null);
-    // The wake-up goes out after the outcome has settled.
-    await until(() => h.errors.length > 0);
-    expect(h.errors.map((e) => e.context)).toEqual([expect.stringContaining('waking the workers of queue "q"')]);
-    expect(h.counted.stale).toBe(0);
+    // No statement of its own: the wake-up commits with the outcomes.
+    expect(h.calls).toHaveLength(5);
   });
 });
 
@@ -104,8 +95,8 @@ describe('the completer batches outcomes', () => {
       h.completer.settle(attempt('3'), null, null),
     ]);
     expect(h.calls.map((c) => [c.statement, c.ids])).toEqual([['completeLeafJobs', ['1', '2', '3']]]);
-    // queue, ids, retry counts (none: the fence is the claim), outputs, worker, claim counts, stamps
-    expect(h.calls[0]!.args).toEqual(['q', '{1,2,3}', null, ['"a"', null, null], 'w1', '{1,1,1}', '{170000001,170000002,170000003}']);
+    // queue, ids, retry counts (none: the fence is the claim), outputs, worker, claim counts, stamps, no wake-up
+    expect(h.calls[0]!.args).toEqual(['q', '{1,2,3}', null, ['"a"', null, null], 'w1', '{1,1,1}', '{170000001,170000002,170000003}', null]);
     expect(h.counted.stale).toBe(0);
   });
 

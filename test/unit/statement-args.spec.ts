@@ -45,12 +45,12 @@ describe('statement arguments', () => {
     ['claimJobsOnePerKey', claimArgs(request)],
     ['claimJobsKeyFifo', claimArgs(request)],
     ['claimJobsGrouped', claimGroupedArgs(request, { default: 2, tiers: { pro: 5 } })],
-    ['completeJobs', completeArgs(target, null, 'ch')],
-    ['completeNonParentJobs', completeLeafArgs(target, null)],
-    ['completeLeafJobs', completeLeafArgs(target, null)],
-    ['removeLeafJobs', completeLeafArgs(target, null)],
-    ['failJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch')],
-    ['failLeafJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch')],
+    ['completeJobs', completeArgs(target, null, 'ch', null)],
+    ['completeNonParentJobs', completeLeafArgs(target, null, null)],
+    ['completeLeafJobs', completeLeafArgs(target, null, null)],
+    ['removeLeafJobs', completeLeafArgs(target, null, null)],
+    ['failJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch', null)],
+    ['failLeafJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch', null)],
     ['heartbeatJobs', heartbeatArgs('q', [attempt], 'w')],
     ['releaseJobs', releaseArgs('q', [attempt], 'w', 'ch')],
     ['insertJobs', insertArgs('q', '[null]', () => null, [0])],
@@ -72,9 +72,10 @@ describe('statement arguments', () => {
   });
 
   it('puts the fence where the settle statements read it', () => {
-    const args = completeArgs({ ...target, retryCounts: [0] }, ['"out"'], 'ch');
-    expect(args).toEqual(['q', ['1'], [0], ['"out"'], 'w', [1], 'ch', ['2']]);
-    expect(failArgs(target, { errors: ['{}'], permanent: [true], retryAfterSeconds: [5] }, 'ch')).toEqual([
+    const args = completeArgs({ ...target, retryCounts: [0] }, ['"out"'], 'ch', 'wake');
+    expect(args).toEqual(['q', ['1'], [0], ['"out"'], 'w', [1], 'ch', ['2'], 'wake']);
+    expect(completeLeafArgs(target, null, 'wake')).toEqual(['q', ['1'], null, null, 'w', [1], ['2'], 'wake']);
+    expect(failArgs(target, { errors: ['{}'], permanent: [true], retryAfterSeconds: [5] }, 'ch', 'wake')).toEqual([
       'q',
       ['1'],
       null,
@@ -85,6 +86,7 @@ describe('statement arguments', () => {
       [1],
       'ch',
       ['2'],
+      'wake',
     ]);
   });
 

@@ -154,6 +154,17 @@ export const NAMED = (columns: string, arrays: string) =>
 export const ACTIVE = `j.state::text = 'active'`;
 
 /**
+ * The NOTIFY that wakes queue $1's workers in every process after outcomes on a queue that holds jobs back (a
+ * finished job may have released the next one of its key, a slot, a group's turn), sent by the statement that
+ * writes them, so that it goes out at the commit of the change and costs no round trip of its own. `channel`:
+ * the parameter holding the channel, null on a queue that holds nothing back (the statement then sends none).
+ * A column of the statement's last SELECT (an uncorrelated subquery: an InitPlan, run when the SELECT, or a UNION
+ * ALL branch of it, gives its first row; PostgreSQL sends one NOTIFY for a channel and payload per transaction).
+ */
+export const WAKE_HOLDING = (channel: string) =>
+  `(SELECT pg_notify(${channel}::text, $1) WHERE ${channel}::text IS NOT NULL)::text AS held`;
+
+/**
  * The payload of a wake-up NOTIFY for a job of queue `queue` that becomes claimable at `due`: the queue's name when
  * that is now, else the name, a space and the milliseconds left, counted from this moment (a queue name holds no
  * space: QUEUE_NAME_PATTERN). A worker that hears a time sets a timer for it (Worker.heard, DueClock.announce). Evaluate it once

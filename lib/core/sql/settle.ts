@@ -10,6 +10,7 @@ import {
   RELEASE_CHILDREN,
   RETRY_DELAY,
   RETRY_SLOT_FREE,
+  WAKE_HOLDING,
   WAKE_PAYLOAD,
   STAMP,
   STAMPED,
@@ -56,7 +57,8 @@ const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s
 /**
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 outputs jsonb[],
  * $5 worker id (null: any holder), $6 claim counts int[] (null entry: any), $7 channel,
- * $8 stamps bigint[] (null entry: any; see STAMPED)
+ * $8 stamps bigint[] (null entry: any; see STAMPED), $9 the channel when the queue holds jobs back (WAKE_HOLDING),
+ * else null
  *
  * A queue with removeOnComplete deletes the jobs it may (REMOVABLE) and completes the others. Children (flow)
  * whose last parent this completes become runnable, and their queues are notified. The worker's own
@@ -66,10 +68,11 @@ export const completeJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$8',
 ), ${REMOVED(s, t, '$8')}, ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
 SELECT done.id::text, done.claim_count, done.stamp,
-  (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0 AND state = 'created') r) AS woke
+  (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0 AND state = 'created') r) AS woke,
+  ${WAKE_HOLDING('$9')}
 FROM done
 UNION ALL
-SELECT removed.id::text, removed.claim_count, removed.stamp, NULL FROM removed`;
+SELECT removed.id::text, removed.claim_count, removed.stamp, NULL, ${WAKE_HOLDING('$9')} FROM removed`;
 
 /** completeJobs' removals: the rows REMOVABLE lets go, deleted, as the CTE `removed`. */
 const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
@@ -82,34 +85,37 @@ const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
  * completeJobs without the release of children, whose update names `jobs` and so is planned with every
  * partition (29-59 ms with 100 of them: docs/design.md, "Partitions: statements name the queue's table"): for
  * complete() by hand, which runs completeJobs for what this one leaves (flow parents, NO_CHILDREN).
- * Parameters $1-$6 of completeJobs, and $7 the stamps.
+ * Parameters $1-$6 of completeJobs, $7 the stamps, and $8 its $9 (WAKE_HOLDING).
  */
 export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)}) AND ${NO_CHILDREN(s)}`)}
 ), ${REMOVED(s, t, '$7')}
-SELECT done.id::text, done.claim_count, done.stamp FROM done
+SELECT done.id::text, done.claim_count, done.stamp, ${WAKE_HOLDING('$8')} FROM done
 UNION ALL
-SELECT removed.id::text, removed.claim_count, removed.stamp FROM removed`;
+SELECT removed.id::text, removed.claim_count, removed.stamp, ${WAKE_HOLDING('$8')} FROM removed`;
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
  * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children:
  * planning a completion of 50 took 0.93 of its 2.45 ms with it, and 0.28 of 1.47 ms without it (docs/design.md,
- * "Settling: one statement per batch, three kinds of completion"). Parameters $1-$6 of completeJobs, and $7 the
- * stamps.
+ * "Settling: one statement per batch, three kinds of completion"). Parameters $1-$6 of completeJobs, $7 the
+ * stamps, and $8 its $9 (WAKE_HOLDING).
  */
 export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', NO_CHILDREN(s))}
 )
-SELECT done.id::text, done.claim_count, done.stamp FROM done`;
+SELECT done.id::text, done.claim_count, done.stamp, ${WAKE_HOLDING('$8')} FROM done`;
 
 /**
  * The worker's completion for a queue with removeOnComplete: the attempts' jobs are deleted (fenced as a
  * completion is), for jobs that their claim found removable and that no other job waits for. Parameters
- * $1-$6 of completeJobs ($4, the outputs, are not kept), and $7 the stamps.
+ * $1-$6 of completeJobs ($4, the outputs, are not kept), $7 the stamps, and $8 completeJobs' $9 (WAKE_HOLDING).
  */
 export const removeLeafJobs = (s: string, t = `${s}.jobs`) => `
+WITH removed AS (
 DELETE FROM ${t} j USING ${ATTEMPTS('$7')}
 WHERE ${COMPLETABLE} AND ${NO_CHILDREN(s)}
-RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
+RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
+)
+SELECT removed.id::text, removed.claim_count, removed.stamp, ${WAKE_HOLDING('$8')} FROM removed`;
 
 /**
  * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
@@ -123,7 +129,8 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),
- * $9 channel, $10 stamps bigint[] (null entry: any; see STAMPED)
+ * $9 channel, $10 stamps bigint[] (null entry: any; see STAMPED), $11 the channel when the queue holds jobs back
+ * (WAKE_HOLDING), else null: a job failed for good may have released another
  */
 export const failJobs = (s: string, t = `${s}.jobs`) => FAIL(s, t, true);
 
@@ -169,7 +176,8 @@ RETURNING ${FAILED_RETURNING}
   FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
 )
 -- woke.notified is selected so that the planner cannot drop the join that sends the NOTIFY
-SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified
+SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  ${WAKE_HOLDING('$11')}
 FROM failed`;
 
 // ---- arguments: each statement's $n order, written once ----
@@ -188,14 +196,20 @@ export interface SettleTarget {
   stamps: string | readonly (string | null)[] | null;
 }
 
-/** The arguments of completeJobs ($1-$8); `outputs` null when no job has one (unnest pads it). */
-export function completeArgs(t: SettleTarget, outputs: readonly (string | null)[] | null, channel: string): unknown[] {
-  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, channel, t.stamps];
+/**
+ * The arguments of completeJobs ($1-$9); `outputs` null when no job has one (unnest pads it). `wake`: the channel
+ * when the queue holds jobs back, so that the statement wakes its workers (WAKE_HOLDING), else null.
+ */
+export function completeArgs(t: SettleTarget, outputs: readonly (string | null)[] | null, channel: string, wake: string | null): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, channel, t.stamps, wake];
 }
 
-/** The arguments of completeNonParentJobs, completeLeafJobs and removeLeafJobs ($1-$7): completeJobs' without the channel. */
-export function completeLeafArgs(t: SettleTarget, outputs: readonly (string | null)[] | null): unknown[] {
-  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, t.stamps];
+/**
+ * The arguments of completeNonParentJobs, completeLeafJobs and removeLeafJobs ($1-$8): completeJobs' without the
+ * channel of released children.
+ */
+export function completeLeafArgs(t: SettleTarget, outputs: readonly (string | null)[] | null, wake: string | null): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, outputs, t.workerId, t.claimCounts, t.stamps, wake];
 }
 
 /** Per job: the error to record (JSON text), whether it fails for good, and a retry delay that overrides the policy. */
@@ -205,14 +219,14 @@ export interface Failures {
   retryAfterSeconds: readonly (number | null)[];
 }
 
-/** The arguments of failJobs and failLeafJobs ($1-$10). */
-export function failArgs(t: SettleTarget, f: Failures, channel: string): unknown[] {
-  return [t.queue, t.ids, t.retryCounts, f.errors, f.permanent, f.retryAfterSeconds, t.workerId, t.claimCounts, channel, t.stamps];
+/** The arguments of failJobs and failLeafJobs ($1-$11); `wake` as completeArgs'. */
+export function failArgs(t: SettleTarget, f: Failures, channel: string, wake: string | null): unknown[] {
+  return [t.queue, t.ids, t.retryCounts, f.errors, f.permanent, f.retryAfterSeconds, t.workerId, t.claimCounts, channel, t.stamps, wake];
 }
 
 /**
- * Wakes the workers of queue $2 in every process (NOTIFY on channel $1): sent after outcomes are written on a
- * queue that holds jobs back, since a finished job may have released the next one. Its own statement, after
- * the commit: were it lost, the next job waits for a poll, and is never lost itself.
+ * Wakes the workers of queue $2 in every process (NOTIFY on channel $1): sent after a change by hand on a
+ * queue that holds jobs back (cancel, delete; JobControl), since it may have released the next job. Its own
+ * statement, after the commit: were it lost, the next job waits for a poll, and is never lost itself.
  */
 export const wakeQueue = (_s: string) => `SELECT pg_notify($1, $2)`;

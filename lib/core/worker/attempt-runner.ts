@@ -22,6 +22,8 @@ export interface AttemptRunnerScope {
   readonly queue: string;
   readonly workerId: string;
   readonly channel: string;
+  /** Whether a finished job of this queue may release another (see Worker.holdsBack): its completion then wakes. */
+  holdsBack(): boolean;
   /** A connection of its own for a transactional handler. */
   readonly connect: () => Promise<PoolClient>;
   /** Reports a failure of the engine itself (never a handler's throw). */
@@ -140,13 +142,13 @@ export class AttemptRunner {
                     { queue, ids: [row.id], retryCounts: [null], workerId, claimCounts: [row.claim_count], stamps: [row.stamp] },
                     [output],
                     channel,
+                    // the NOTIFY that wakes other processes' loops commits with the completion
+                    this.scope.holdsBack() ? channel : null,
                   ),
                 )
               ).rowCount ?? 0,
           );
           if (!held) this.completer.stale(row);
-          // Committed outside the completer's batches: its wake-up for other processes is sent here.
-          else await this.completer.wake();
           return;
         } catch (err) {
           failure = describeFailure(err, row.retry_count);

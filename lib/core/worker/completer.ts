@@ -2,7 +2,6 @@
 // attempt, batched across attempts, retried when the database is briefly away. It knows an executor and the
 // statements, nothing of the loop, so its rules are unit-tested with a fake executor (test/unit/completer.spec.ts).
 import type { Executor } from '../db.js';
-import { QueueError } from '../errors.js';
 import { isDataException } from '../pg-errors.js';
 import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
 import type { HeldAttempt } from '../sql/lease.js';
@@ -21,7 +20,11 @@ export interface CompleterScope {
   readonly log: QueueLogger;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
-  /** Whether a finished job of this queue may release another (see Worker.holdsBack): read at each write. */
+  /**
+   * Whether a finished job of this queue may release another (see Worker.holdsBack): read at each write, whose
+   * statement then wakes the queue's workers in other processes (WAKE_HOLDING in sql/fragments.ts; this process
+   * wakes its own loop without a round trip).
+   */
   holdsBack(): boolean;
   /** Reports a write given up (never thrown: the job stays under its lease until the reaper takes it back). */
   error(err: unknown, context: string): void;
@@ -55,11 +58,7 @@ class OutcomeBatcher {
   private pending: (Outcome & { resolve: () => void })[] = [];
   private writing = false;
 
-  /** `written`: runs after each batch, once its outcomes have settled (it must not throw). */
-  constructor(
-    private readonly write: (batch: Outcome[]) => Promise<void>,
-    private readonly written: () => Promise<void>,
-  ) {}
+  constructor(private readonly write: (batch: Outcome[]) => Promise<void>) {}
 
   add(entry: Finished, output: string | null, failure: FailureInfo | null): Promise<void> {
     return new Promise((resolve) => {
@@ -77,7 +76,6 @@ class OutcomeBatcher {
       const batch = this.pending.splice(0, SETTLE_BATCH_MAX);
       await this.write(batch);
       for (const o of batch) o.resolve();
-      await this.written();
     }
     this.writing = false;
   }
@@ -87,15 +85,8 @@ type Written = { id: string; claim_count: number; stamp: string };
 
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
 export class Completer {
-  // The wake-up goes out once the batch's outcomes have settled: this process's loop claims meanwhile.
-  private readonly completions = new OutcomeBatcher(
-    (batch) => this.writeOutcomes(batch, false),
-    () => this.wake(),
-  );
-  private readonly failures = new OutcomeBatcher(
-    (batch) => this.writeOutcomes(batch, true),
-    () => this.wake(),
-  );
+  private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
+  private readonly failures = new OutcomeBatcher((batch) => this.writeOutcomes(batch, true));
 
   constructor(private readonly scope: CompleterScope) {}
 
@@ -128,22 +119,6 @@ export class Completer {
     return exec.query(statements.releaseJobs, releaseArgs(queue, rows, workerId, channel));
   }
 
-  /**
-   * After a batch of outcomes on a queue that holds jobs back, wakes the queue's workers in other processes
-   * (this process wakes its own loop without a round trip). A plain queue sends nothing. Never throws.
-   */
-  async wake(): Promise<void> {
-    if (!this.scope.holdsBack()) return;
-    const { exec, statements, channel, queue } = this.scope;
-    try {
-      await exec.query(statements.wakeQueue, [channel, queue]);
-    } catch (err) {
-      // The queue is closing: the other processes' next poll finds the job, as after any lost wake-up.
-      if (err instanceof QueueError && err.code === 'QUEUE_CLOSED') return;
-      this.scope.error(err, `waking the workers of queue "${queue}"; a job it held back waits for their next poll`);
-    }
-  }
-
   /** An attempt's result was refused by the fence: this worker no longer held the job. */
   stale(row: HeldAttempt): void {
     this.scope.staleResult();
@@ -168,6 +143,8 @@ export class Completer {
       return;
     }
     const { exec, statements, channel, queue, workerId } = this.scope;
+    // Read once per batch: the statement wakes other processes' loops when the queue holds jobs back.
+    const wake = this.scope.holdsBack() ? channel : null;
     /** Writes `part` with the full statement (`full`, with a flow's work) or the leaf one of its kind. */
     const settle = (part: Outcome[], full: boolean) => {
       // Array literals built here: ids and claim counts are digits, so nothing needs escaping (pg would escape
@@ -187,14 +164,14 @@ export class Completer {
           permanent: part.map((o) => o.failure!.permanent),
           retryAfterSeconds: part.map((o) => o.failure!.retryAfterSeconds),
         };
-        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, failArgs(target, failures, channel));
+        return exec.query<Written>(full ? statements.failJobs : statements.failLeafJobs, failArgs(target, failures, channel, wake));
       }
       const outputs = part.some((o) => o.output !== null) ? part.map((o) => o.output) : null;
       return full
-        ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel))
+        ? exec.query<Written>(statements.completeJobs, completeArgs(target, outputs, channel, wake))
         : exec.query<Written>(
             kind(part[0]!) === 'remove' ? statements.removeLeafJobs : statements.completeLeafJobs,
-            completeLeafArgs(target, outputs),
+            completeLeafArgs(target, outputs, wake),
           );
     };
     // What is written, across the retries of `write` below: a retry writes only the rest.

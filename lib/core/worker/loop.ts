@@ -276,7 +276,7 @@ export class Worker {
         this.local.dispatch();
         // Its outcome is written: on a queue that holds jobs back, it may have freed one (the next job of its key,
         // a singleton or concurrency slot, a group's turn), which this loop claims now, not at its next poll
-        // (the completer's NOTIFY wakes the loops of other processes).
+        // (the NOTIFY its settle statement sent wakes the loops of other processes).
         // Both wake-ups: notify() reaches a loop that waits for work, wakeForSlot() one that waits for a slot.
         if (this.holdsBack()) this.notify();
         this.wakeForSlot();
