@@ -76,34 +76,60 @@ describe('wake-ups for held-back jobs, in the process that finished the job befo
 });
 
 describe('wake-ups for held-back jobs, in another process', () => {
-  it('a key_strict_fifo job finished by one engine wakes the loop of another for the next job of its key', async () => {
+  it.each<[string, QueueOptions, WorkOptions, Record<string, unknown>]>([
+    ['key_strict_fifo: the next job of its key', { policy: 'key_strict_fifo' }, {}, { singletonKey: 'k' }],
+    ['singleton: the next job of its key', { policy: 'singleton' }, {}, { singletonKey: 'k' }],
+    ['stately: the next job of its key', { policy: 'stately' }, {}, { singletonKey: 'k' }],
+    ['a concurrency limit of 1: the next job', { concurrencyLimit: 1 }, {}, {}],
+    ['group concurrency of 1: the next job of the group', {}, { groupConcurrency: 1 }, { group: { id: 'g' } }],
+  ])('a job finished by one engine wakes the loop of another for %s', async (what, queueOptions, workOptions, job) => {
     const a = f.create({ supervise: false });
     const b = f.create({ supervise: false });
-    const name = 'wake.across';
-    await a.createQueue(name, { policy: 'key_strict_fifo' });
-    const [first, second] = await a.insert(name, [
-      { data: { i: 0 }, singletonKey: 'k' },
-      { data: { i: 1 }, singletonKey: 'k' },
-    ]);
+    const name = `wake.across.${what.split(':')[0]!.replace(/[^a-z_]/g, '')}`;
+    await a.createQueue(name, queueOptions);
+    const [first] = await a.insert(name, [{ data: { i: 0 }, ...job }]);
     const gate = deferred();
     let started = false;
-    await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async () => {
+    await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE, ...workOptions }, async () => {
       started = true;
       await gate.promise;
     });
     await until(() => started, 'the first job running in a');
+    // Sent once the first runs (a stately key takes one queued job at a time); a has no free slot to claim it.
+    const [second] = await a.insert(name, [{ data: { i: 1 }, ...job }]);
+    expect(second).toBeDefined();
     const before = await asleepSessions(f);
     const ranInB: string[] = [];
-    await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (job) => void ranInB.push(job.id));
-    // b's first claim has found the key held by a's running job; b then sleeps for a minute.
+    await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE, ...workOptions }, async (j) => void ranInB.push(j.id));
+    // b's first claim has found the next job held back by a's running one; b then sleeps for a minute.
     await untilAsleep(f, before, "b's first claim done, b asleep");
-    // a stops claiming (its running job drains), so only b can take the next job of the key.
+    expect(ranInB).toEqual([]);
+    // a stops claiming (its running job drains), so only b can take the next job.
     const aStopped = a.offWork(name);
     gate.resolve();
     await aStopped;
-    await until(() => ranInB.length === 1, "the key's next job run by b", 20_000, 25);
+    await until(() => ranInB.length === 1, 'the next job run by b', 20_000, 25);
     expect(ranInB).toEqual([second]);
     expect((await a.getJobById(name, first!))!.state).toBe('completed');
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a rate-limit window filled by one engine: the loop of another claims when it ends, with no poll', async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    const name = 'wake.across.window';
+    await a.createQueue(name, { rateLimit: { count: 1, perSeconds: 2 } });
+    const [first] = await a.insert(name, [{ data: { i: 0 } }]);
+    const ranInA: string[] = [];
+    await a.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (j) => void ranInA.push(j.id));
+    await until(() => ranInA.length === 1, 'the first job run by a (the window is full)');
+    await a.offWork(name);
+    const [second] = await a.insert(name, [{ data: { i: 1 } }]);
+    const ranInB: string[] = [];
+    await b.work(name, { pollingIntervalSeconds: POLL_ONCE_A_MINUTE }, async (j) => void ranInB.push(j.id));
+    await until(() => ranInB.length === 1, 'the second job run by b once the window ended', 20_000, 25);
+    expect(ranInA).toEqual([first]);
+    expect(ranInB).toEqual([second]);
     await Promise.all([a.close(), b.close()]);
   });
 
