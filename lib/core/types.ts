@@ -116,7 +116,11 @@ export interface QueueResult {
   activeCount: number;
   failedCount: number;
   totalCount: number;
-  /** Age of the oldest job that may run now, in seconds (null when none). */
+  /**
+   * How long the oldest job that may run now has waited since it became due (the later of its creation and its
+   * `startAfter`; a retry's, since its delay ran out), in seconds; 0 when none waits. The figure that keeps rising
+   * when no worker takes the queue's jobs.
+   */
   readyOldestSeconds: number | null;
   /** The table that stores the queue's jobs. */
   table: string;

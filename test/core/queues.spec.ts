@@ -93,6 +93,28 @@ describe('queue management', () => {
     expect((await q.getQueues()).length).toBeGreaterThanOrEqual(6);
   });
 
+  it('readyOldestSeconds is how long the oldest ready job has waited since it became due, and 0 when none waits', async () => {
+    await q.createQueue('q.oldest');
+    expect((await q.getQueue('q.oldest'))!.readyOldestSeconds).toBe(0);
+    const [due, deferred, retry] = await q.insert('q.oldest', [{ data: 1 }, { data: 2 }, { data: 3 }]);
+    // Backdated: created two hours ago and due for ten minutes; created three hours ago and due in an hour; a
+    // retry created four hours ago and due again for five minutes.
+    await f.sql(
+      `UPDATE $schema.jobs SET created_on = now() - interval '2 hours', start_after = now() - interval '10 minutes' WHERE id = $1`,
+      [due],
+    );
+    await f.sql(`UPDATE $schema.jobs SET created_on = now() - interval '3 hours', start_after = now() + interval '1 hour' WHERE id = $1`, [
+      deferred,
+    ]);
+    await f.sql(
+      `UPDATE $schema.jobs SET state = 'retry', retry_count = 1, created_on = now() - interval '4 hours', start_after = now() - interval '5 minutes' WHERE id = $1`,
+      [retry],
+    );
+    const oldest = (await q.getQueue('q.oldest'))!.readyOldestSeconds!;
+    expect(oldest).toBeGreaterThanOrEqual(600);
+    expect(oldest).toBeLessThan(660);
+  });
+
   it('purgeQueue deletes waiting jobs only', async () => {
     await q.createQueue('q.purge');
     await q.insert('q.purge', [{ data: 1 }, { data: 2 }, { data: 3 }]);

@@ -123,7 +123,8 @@ CROSS JOIN LATERAL (
     count(*) FILTER (WHERE j.start_after > now() AND j.blocked_by = 0)::int AS deferred,
     count(*) FILTER (WHERE j.blocked_by > 0)::int AS blocked,
     count(*) FILTER (WHERE j.start_after <= now())::int AS ready,
-    extract(epoch FROM now() - min(j.created_on) FILTER (WHERE j.start_after <= now()))::float8 AS ready_oldest
+    -- waited since it became due (a deferred job, a retry: at start_after), 0 when nothing waits
+    coalesce(extract(epoch FROM now() - min(greatest(j.created_on, j.start_after)) FILTER (WHERE j.start_after <= now())), 0)::float8 AS ready_oldest
   FROM ${s}.jobs j WHERE j.queue = q.name AND j.state < 'active'
 ) c
 CROSS JOIN LATERAL (
