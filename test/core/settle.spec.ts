@@ -1,4 +1,5 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
+import { stateCounts, until } from '../helpers/db.js';
 import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 
@@ -61,6 +62,31 @@ describe('fail', () => {
     const output = job.output as { error: { message: string }; errors: { message: string }[] };
     expect(output.error.message).toBe('second, a string');
     expect(output.errors.map((e) => e.message)).toEqual(['first', 'second, a string']);
+  });
+
+  it("a handler's throw is stored as thrown: an error's fields and cause; a thrown object's message and fields", async () => {
+    await q.createQueue('s.thrown', { retryLimit: 0 });
+    const [byError, byObject] = await q.insert('s.thrown', [{ data: { kind: 'error' } }, { data: { kind: 'object' } }]);
+    await q.work('s.thrown', { concurrency: 2, pollingIntervalSeconds: 0.05 }, async (job) => {
+      if ((job.data as { kind: string }).kind === 'error') {
+        throw Object.assign(new Error('invalid order', { cause: new Error('negative total') }), {
+          code: 'E_INVALID',
+          statusCode: 422,
+          details: [{ path: 'total' }],
+        });
+      }
+      // What the test is about: a handler that throws a plain object.
+      throw { message: 'no stock left', sku: 'A-1' };
+    });
+    await until(async () => (await stateCounts(f.pool, f.schema, 's.thrown')).failed === 2, 'both jobs failed');
+    await q.offWork('s.thrown');
+    expect((await q.getJobById('s.thrown', byError!))!.output).toMatchObject({
+      error: { name: 'Error', message: 'invalid order', code: 'E_INVALID', statusCode: 422, details: [{ path: 'total' }] },
+    });
+    expect((await q.getJobById('s.thrown', byError!))!.output).toMatchObject({ error: { cause: { message: 'negative total' } } });
+    expect((await q.getJobById('s.thrown', byObject!))!.output).toMatchObject({
+      error: { name: 'Error', message: 'no stock left', sku: 'A-1', thrown: 'object' },
+    });
   });
 
   it('a PermanentJobError fails at once, with no retry', async () => {

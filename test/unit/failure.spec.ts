@@ -34,4 +34,65 @@ describe("what a failed attempt records about a handler's throw", () => {
     expect(error.message).toBe('nul\\u0000 and lone \ufffd');
     expect(error.stack!.split('\n')).toHaveLength(20);
   });
+
+  it("keeps an error's own fields and its cause, without letting a field replace the record's own", () => {
+    const err = Object.assign(new Error('invalid order', { cause: new TypeError('bad total') }), {
+      code: 'E_INVALID',
+      statusCode: 422,
+      details: [{ path: 'total', problem: 'negative' }],
+      retryCount: 99,
+    });
+    const { error } = describeFailure(err, 2);
+    expect(error).toMatchObject({
+      name: 'Error',
+      message: 'invalid order',
+      retryCount: 2,
+      code: 'E_INVALID',
+      statusCode: 422,
+      details: [{ path: 'total', problem: 'negative' }],
+      cause: { name: 'TypeError', message: 'bad total' },
+    });
+    expect(error.thrown).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(error))).toEqual(error);
+  });
+
+  it('stores what is thrown when it is not an Error: a string and other values as they are, an object by its fields', () => {
+    expect(describeFailure('plain text').error).toMatchObject({ message: 'plain text', thrown: 'string', value: 'plain text' });
+    expect(describeFailure(42).error).toMatchObject({ message: 'non-Error thrown: 42', thrown: 'number', value: 42 });
+    expect(describeFailure(undefined).error).toMatchObject({ thrown: 'undefined', value: null });
+    expect(describeFailure([1, 'two']).error).toMatchObject({ thrown: 'array', value: [1, 'two'] });
+    const { error, permanent } = describeFailure({ name: 'OutOfStock', message: 'no stock left', sku: 'A-1', retryable: false });
+    expect(error).toMatchObject({ name: 'OutOfStock', message: 'no stock left', sku: 'A-1', thrown: 'object' });
+    expect(error.value).toBeUndefined();
+    expect(permanent).toBe(true);
+  });
+
+  it('bounds what it keeps and makes it storable: long text, many fields, cycles, bigints, NaN, throwing getters', () => {
+    const cyclic: Record<string, unknown> = { n: 1 };
+    cyclic.self = cyclic;
+    const many = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`f${i}`, 'x'.repeat(20)]));
+    const err = Object.assign(new Error('bounded'), {
+      long: 'y'.repeat(10_000),
+      cyclic,
+      big: 10n ** 30n,
+      nan: Number.NaN,
+      nul: 'a\u0000b',
+      fn: () => undefined,
+    });
+    Object.defineProperty(err, 'trap', {
+      enumerable: true,
+      get: () => {
+        throw new Error('no');
+      },
+    });
+    const { error } = describeFailure(Object.assign(err, many));
+    expect((error.long as string).length).toBeLessThan(2_100);
+    expect(error.cyclic).toEqual({ n: 1, self: '[Circular]' });
+    expect(error.big).toBe('1000000000000000000000000000000');
+    expect(error.nan).toBe('NaN');
+    expect(error.fn).toBeUndefined();
+    expect(error.trap).toMatch(/a getter threw: no/);
+    expect(error['…']).toMatch(/more field\(s\) not stored/);
+    expect(JSON.stringify(error).length).toBeLessThan(12_000);
+  });
 });
