@@ -119,7 +119,8 @@ export interface QueueResult {
   /**
    * How long the oldest job that may run now has waited since it became due (the later of its creation and its
    * `startAfter`; a retry's, since its delay ran out), in seconds; 0 when none waits. The figure that keeps rising
-   * when no worker takes the queue's jobs.
+   * when no worker takes the queue's jobs; a key_strict_fifo job waiting behind its key counts too, and a job
+   * handed back at shutdown keeps its first due time.
    */
   readyOldestSeconds: number | null;
   /** The table that stores the queue's jobs. */

@@ -76,13 +76,12 @@ describe("what a failed attempt records about a handler's throw", () => {
       cyclic,
       big: 10n ** 30n,
       nan: Number.NaN,
-      nul: 'a\u0000b',
       fn: () => undefined,
     });
     Object.defineProperty(err, 'trap', {
       enumerable: true,
       get: () => {
-        throw new Error('no');
+        throw new Error('no \u0000 \ud800');
       },
     });
     const { error } = describeFailure(Object.assign(err, many));
@@ -91,8 +90,82 @@ describe("what a failed attempt records about a handler's throw", () => {
     expect(error.big).toBe('1000000000000000000000000000000');
     expect(error.nan).toBe('NaN');
     expect(error.fn).toBeUndefined();
-    expect(error.trap).toMatch(/a getter threw: no/);
-    expect(error['…']).toMatch(/more field\(s\) not stored/);
+    expect(error.trap).toBe('[could not be read: no \\u0000 \ufffd]');
+    expect(error['…']).toMatch(/not stored/);
     expect(JSON.stringify(error).length).toBeLessThan(12_000);
+  });
+
+  it('never throws, whatever was thrown: throwing getters, Proxies, objects that only look like a Date', () => {
+    const getter = (key: string) =>
+      Object.defineProperty({}, key, {
+        enumerable: true,
+        get: () => {
+          throw new Error(`${key} is a trap`);
+        },
+      });
+    const errorWith = (key: string) =>
+      Object.defineProperty(new Error('e'), key, {
+        get: () => {
+          throw new Error(`${key} is a trap`);
+        },
+      });
+    const hostile: unknown[] = [
+      ...['name', 'message', 'retryable', 'retryAfterSeconds'].map(getter),
+      ...['name', 'message', 'stack', 'cause'].map(errorWith),
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('ownKeys');
+          },
+          get: () => {
+            throw new Error('get');
+          },
+        },
+      ),
+      new Proxy([1, 2], {
+        get: () => {
+          throw new Error('index');
+        },
+      }),
+      Object.create(Date.prototype),
+      [errorWith('message')],
+      new Error('with a bad cause', { cause: errorWith('name') }),
+    ];
+    for (const thrown of hostile) {
+      const { error } = describeFailure(thrown, 1);
+      expect(typeof error.message).toBe('string');
+      expect(() => JSON.stringify(error)).not.toThrow();
+    }
+  });
+
+  it('walks no more than it keeps: a 20 MB Buffer, a huge Map, a deep and wide cause, a long key, a long message', () => {
+    const wide = (depth: number): unknown =>
+      depth === 0 ? 'z'.repeat(2_000) : Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, wide(depth - 1)]));
+    const err = Object.assign(new Error('m'.repeat(100_000), { cause: wide(3) }), {
+      body: Buffer.alloc(20 * 1024 * 1024),
+      lookup: new Map(Array.from({ length: 100_000 }, (_, i) => [i, i])),
+      ['q'.repeat(10_000)]: 1,
+      small: 'kept',
+    });
+    // An own field named __proto__ (as JSON.parse makes one), which an assignment would take for the prototype.
+    Object.defineProperty(err, '__proto__', { value: 'an own field of this name', enumerable: true });
+    const started = performance.now();
+    const { error } = describeFailure(err);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(error.message.length).toBeLessThanOrEqual(8_001);
+    expect(error.body).toBe('[Buffer of 20971520 bytes]');
+    expect((error.lookup as unknown[]).length).toBe(51);
+    expect(error.small).toBe('kept');
+    expect(Object.getOwnPropertyDescriptor(error, '__proto__')?.value).toBe('an own field of this name');
+    expect(Object.getPrototypeOf(error)).toBe(Object.prototype);
+    expect(Object.keys(error).some((k) => k.startsWith('qqq') && k.length <= 201)).toBe(true);
+    expect(JSON.stringify(error).length).toBeLessThan(40_000);
+  });
+
+  it('stores a value with toJSON as what it returns, and a Map or Set as its entries', () => {
+    const amount = { toJSON: () => '12.50' };
+    const { error } = describeFailure(Object.assign(new Error('x'), { amount, seen: new Set(['a']), byKey: new Map([['k', 1]]) }));
+    expect(error).toMatchObject({ amount: '12.50', seen: ['a'], byKey: [['k', 1]] });
   });
 });

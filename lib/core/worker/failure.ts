@@ -1,8 +1,9 @@
 // What a failed attempt records about a handler's throw: the error as jsonb can store it, with what the thrower
-// gave (an error's own fields, a value that is not an Error), and whether and when the job may run again. Pure:
-// the worker and fail() by hand both use it.
+// gave (an error's own fields and cause, a value that is not an Error), and whether and when the job may run again.
+// Pure: the worker and fail() by hand both use it. It never throws, whatever was thrown (a Proxy, throwing getters):
+// a throw here would leave the attempt unsettled until its lease ran out.
 import { describeValue, PermanentJobError } from '../errors.js';
-import { storableText, storableValue } from './storable.js';
+import { cutText, ownKeys, put, safely, storableValue, whyUnreadable, type Budget } from './storable.js';
 
 /**
  * What a failed attempt stores, and how it asks to be retried. `error` holds `name`, `message`, `stack` (an Error's),
@@ -17,38 +18,69 @@ export interface FailureInfo {
 }
 
 const STACK_LINES = 20;
+/** Characters kept of a stack line, of the message, and of the name. */
+const STACK_LINE_MAX = 500;
+const MESSAGE_MAX = 8_000;
+const NAME_MAX = 200;
 
-/** Characters the thrown value's fields may take, as JSON, in all; fields past it are counted, not stored. */
-const FIELDS_MAX_CHARS = 8_192;
+/** Characters the fields, cause and value may take in all (as counted by storableValue), and one field at most. */
+const EXTRAS_MAX = 8_192;
+const FIELD_MAX = 2_048;
 
-/** The record's own keys: a thrown value's fields of these names are not copied over them. */
+/** Fields the record sets itself: a thrown value's fields of these names are not copied over them. */
 const RESERVED: ReadonlySet<string> = new Set(['name', 'message', 'stack', 'retryCount', 'thrown', 'value', 'cause']);
+
+/** Fields of a thrown value looked at, at most (the rest are not walked). */
+const FIELDS_LOOKED_AT = 100;
 
 /** Coerces anything thrown (strings, objects, undefined) into the error record a failed attempt keeps. */
 export function describeFailure(thrown: unknown, retryCount?: number): FailureInfo {
+  return safely(
+    () => describe(thrown, retryCount),
+    (err) => ({
+      error: { name: 'Error', message: `non-Error thrown, and it could not be read: ${whyUnreadable(err)}`, retryCount },
+      permanent: false,
+      retryAfterSeconds: null,
+    }),
+  );
+}
+
+function describe(thrown: unknown, retryCount: number | undefined): FailureInfo {
   const isError = thrown instanceof Error;
   const object = typeof thrown === 'object' && thrown !== null ? (thrown as Record<string, unknown>) : null;
-  const text = (key: 'name' | 'message') => (object && typeof object[key] === 'string' ? object[key] : null);
-  const name = isError ? String(thrown.name) : (text('name') ?? 'Error');
+  const read = (key: string): unknown => (object ? safely(() => object[key], whyUnreadable) : undefined);
+  const text = (key: 'name' | 'message'): string | null => {
+    const v = read(key);
+    if (isError) return safely(() => String(v), whyUnreadable);
+    return typeof v === 'string' ? v : null;
+  };
   const message = isError
-    ? String(thrown.message)
+    ? text('message')!
     : typeof thrown === 'string'
       ? thrown
-      : (text('message') ?? `non-Error thrown: ${describeValue(thrown)}`);
-  const error: FailureInfo['error'] = { name: storableText(name), message: storableText(message) };
-  if (isError && thrown.stack !== undefined) error.stack = storableText(thrown.stack.split('\n').slice(0, STACK_LINES).join('\n'));
+      : (text('message') ?? `non-Error thrown: ${safely(() => describeValue(thrown), whyUnreadable)}`);
+  const error: FailureInfo['error'] = { name: cutText(text('name') ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
+  const stack = isError ? read('stack') : undefined;
+  if (typeof stack === 'string') {
+    error.stack = stack
+      .split('\n', STACK_LINES)
+      .map((line) => cutText(line, STACK_LINE_MAX))
+      .join('\n');
+  }
   error.retryCount = retryCount;
-  if (object && !Array.isArray(object)) Object.assign(error, ownFields(object));
-  if (isError && thrown.cause !== undefined) error.cause = storableValue(thrown.cause);
+  const budget: Budget = { left: EXTRAS_MAX };
+  if (object && !Array.isArray(object)) copyFields(error, object, budget);
+  const cause = isError ? read('cause') : undefined;
+  if (cause !== undefined) error.cause = storableValue(cause, budget);
   if (!isError) {
     error.thrown = thrown === null ? 'null' : Array.isArray(thrown) ? 'array' : typeof thrown;
     // A plain object's fields are kept above; any other value is kept as it is.
-    if (!object || Array.isArray(object)) error.value = storableValue(thrown) ?? null;
+    if (!object || Array.isArray(object)) error.value = storableValue(thrown, budget) ?? null;
   }
-  const retryAfter = object?.retryAfterSeconds;
+  const retryAfter = read('retryAfterSeconds');
   return {
     error,
-    permanent: thrown instanceof PermanentJobError || object?.retryable === false,
+    permanent: thrown instanceof PermanentJobError || read('retryable') === false,
     retryAfterSeconds:
       typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0
         ? Math.min(Math.ceil(retryAfter), 2_147_483_647)
@@ -56,25 +88,30 @@ export function describeFailure(thrown: unknown, retryCount?: number): FailureIn
   };
 }
 
-/** The own enumerable fields of what was thrown, made storable, within FIELDS_MAX_CHARS. */
-function ownFields(object: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  let used = 0;
-  const keys = Object.keys(object).filter((key) => !RESERVED.has(key));
-  for (const [i, key] of keys.entries()) {
-    let value: unknown;
-    try {
-      value = storableValue(object[key]);
-    } catch (err) {
-      value = `[a getter threw: ${err instanceof Error ? err.message : String(err)}]`;
+/**
+ * Copies the own enumerable fields of what was thrown into the record, made storable: each within FIELD_MAX, all
+ * within the budget; a field that finds the budget spent is left out (and counted), and the next is still tried.
+ */
+function copyFields(error: FailureInfo['error'], object: Record<string, unknown>, budget: Budget): void {
+  let left = 0;
+  const keys = ownKeys(object, FIELDS_LOOKED_AT + 1);
+  // one more than are looked at: whether there are more
+  const more = keys.length > FIELDS_LOOKED_AT;
+  if (more) keys.pop();
+  for (const key of keys) {
+    if (RESERVED.has(key)) continue;
+    const share: Budget = { left: Math.min(FIELD_MAX, budget.left) };
+    if (share.left <= 0) {
+      left++;
+      continue;
     }
+    const value = storableValue(
+      safely(() => object[key], whyUnreadable),
+      share,
+    );
     if (value === undefined) continue;
-    used += key.length + JSON.stringify(value).length;
-    if (used > FIELDS_MAX_CHARS) {
-      out['…'] = `${keys.length - i} more field(s) not stored`;
-      break;
-    }
-    out[storableText(key)] = value;
+    budget.left -= Math.min(FIELD_MAX, budget.left) - share.left;
+    put(error, cutText(key, NAME_MAX), value);
   }
-  return out;
+  if (left > 0 || more) put(error, '…', `${left > 0 ? `${left} field(s)${more ? ' and more' : ''}` : 'more fields'} not stored`);
 }
