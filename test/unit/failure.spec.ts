@@ -61,6 +61,8 @@ describe("what a failed attempt records about a handler's throw", () => {
     expect(describeFailure(42).error).toMatchObject({ message: 'non-Error thrown: 42', thrown: 'number', value: 42 });
     expect(describeFailure(undefined).error).toMatchObject({ thrown: 'undefined', value: null });
     expect(describeFailure([1, 'two']).error).toMatchObject({ thrown: 'array', value: [1, 'two'] });
+    expect(describeFailure(new Map([['k', 1]])).error).toMatchObject({ thrown: 'object', value: [['k', 1]] });
+    expect(describeFailure(Buffer.alloc(50_000_000)).error).toMatchObject({ value: '[Buffer of 50000000 bytes]' });
     const { error, permanent } = describeFailure({ name: 'OutOfStock', message: 'no stock left', sku: 'A-1', retryable: false });
     expect(error).toMatchObject({ name: 'OutOfStock', message: 'no stock left', sku: 'A-1', thrown: 'object' });
     expect(error.value).toBeUndefined();

@@ -2,8 +2,8 @@
 // gave (an error's own fields and cause, a value that is not an Error), and whether and when the job may run again.
 // Pure: the worker and fail() by hand both use it. It never throws, whatever was thrown (a Proxy, throwing getters):
 // a throw here would leave the attempt unsettled until its lease ran out.
-import { describeValue, PermanentJobError } from '../errors.js';
-import { cutText, ownKeys, put, safely, storableValue, whyUnreadable, type Budget } from './storable.js';
+import { PermanentJobError } from '../errors.js';
+import { cutText, describeSized, ownKeys, put, safely, storableValue, textOf, whyUnreadable, type Budget } from './storable.js';
 
 /**
  * What a failed attempt stores, and how it asks to be retried. `error` holds `name`, `message`, `stack` (an Error's),
@@ -49,18 +49,33 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   const isError = thrown instanceof Error;
   const object = typeof thrown === 'object' && thrown !== null ? (thrown as Record<string, unknown>) : null;
   const read = (key: string): unknown => (object ? safely(() => object[key], whyUnreadable) : undefined);
+  // An Error's name and message as text (never converted in full: a message may be a 100 MB Buffer); another
+  // object's only when they are strings.
   const text = (key: 'name' | 'message'): string | null => {
     const v = read(key);
-    if (isError) return safely(() => String(v), whyUnreadable);
-    return typeof v === 'string' ? v : null;
+    return isError ? textOf(v) : typeof v === 'string' ? v : null;
   };
+  // A plain object's (or an error's) fields; an array, a Map, a Set, a Date, a Buffer or a typed array is kept as a
+  // value below.
+  const budget: Budget = { left: EXTRAS_MAX };
+  const byFields =
+    object !== null &&
+    !Array.isArray(object) &&
+    !(object instanceof Map || object instanceof Set || object instanceof Date) &&
+    describeSized(object) === null;
+  const fields: Record<string, unknown> = {};
+  if (byFields) copyFields(fields, object, budget);
   const message = isError
     ? text('message')!
     : typeof thrown === 'string'
       ? thrown
-      : (text('message') ?? `non-Error thrown: ${safely(() => describeValue(thrown), whyUnreadable)}`);
-  const error: FailureInfo['error'] = { name: cutText(text('name') ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
-  const stack = isError ? read('stack') : undefined;
+      : (text('message') ??
+        `non-Error thrown: ${JSON.stringify(byFields ? fields : storableValue(thrown, { left: 200 })) ?? typeof thrown}`);
+  const name = text('name');
+  const error: FailureInfo['error'] = { name: cutText(name ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
+  // V8 writes an Error's stack when it is first read, from its name and message: when either is not text (a
+  // Buffer, say), reading it would convert that in full, so it is left out.
+  const stack = isError && typeof read('name') === 'string' && typeof read('message') === 'string' ? read('stack') : undefined;
   if (typeof stack === 'string') {
     error.stack = stack
       .split('\n', STACK_LINES)
@@ -68,14 +83,13 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
       .join('\n');
   }
   error.retryCount = retryCount;
-  const budget: Budget = { left: EXTRAS_MAX };
-  if (object && !Array.isArray(object)) copyFields(error, object, budget);
+  for (const key of Object.keys(fields)) put(error, key, fields[key]);
   const cause = isError ? read('cause') : undefined;
   if (cause !== undefined) error.cause = storableValue(cause, budget);
   if (!isError) {
     error.thrown = thrown === null ? 'null' : Array.isArray(thrown) ? 'array' : typeof thrown;
     // A plain object's fields are kept above; any other value is kept as it is.
-    if (!object || Array.isArray(object)) error.value = storableValue(thrown, budget) ?? null;
+    if (!byFields) error.value = storableValue(thrown, budget) ?? null;
   }
   const retryAfter = read('retryAfterSeconds');
   return {
@@ -92,7 +106,7 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
  * Copies the own enumerable fields of what was thrown into the record, made storable: each within FIELD_MAX, all
  * within the budget; a field that finds the budget spent is left out (and counted), and the next is still tried.
  */
-function copyFields(error: FailureInfo['error'], object: Record<string, unknown>, budget: Budget): void {
+function copyFields(error: Record<string, unknown>, object: Record<string, unknown>, budget: Budget): void {
   let left = 0;
   const keys = ownKeys(object, FIELDS_LOOKED_AT + 1);
   // one more than are looked at: whether there are more
@@ -100,18 +114,21 @@ function copyFields(error: FailureInfo['error'], object: Record<string, unknown>
   if (more) keys.pop();
   for (const key of keys) {
     if (RESERVED.has(key)) continue;
-    const share: Budget = { left: Math.min(FIELD_MAX, budget.left) };
+    const name = cutText(key, NAME_MAX);
+    const share: Budget = { left: Math.min(FIELD_MAX, budget.left - name.length) };
     if (share.left <= 0) {
       left++;
       continue;
     }
+    const before = share.left;
     const value = storableValue(
       safely(() => object[key], whyUnreadable),
       share,
     );
+    budget.left -= before - share.left;
     if (value === undefined) continue;
-    budget.left -= Math.min(FIELD_MAX, budget.left) - share.left;
-    put(error, cutText(key, NAME_MAX), value);
+    budget.left -= name.length;
+    put(error, name, value);
   }
   if (left > 0 || more) put(error, '…', `${left > 0 ? `${left} field(s)${more ? ' and more' : ''}` : 'more fields'} not stored`);
 }

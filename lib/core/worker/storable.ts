@@ -1,19 +1,37 @@
 // Values made storable in a jsonb column, whatever a handler threw: the fields of an error (`code`, `statusCode`, a
 // validation's `details`), its cause, or a thrown value that is not an Error. Pure; used by describeFailure
-// (failure.ts). Nothing here throws, and nothing walks more than it keeps: a thrown value may be a Proxy, carry
-// throwing getters, or hold a 50 MB Buffer, and this runs on the worker's event loop.
+// (failure.ts). Nothing here throws, and nothing converts or walks more than it keeps: a thrown value may be a
+// Proxy, carry throwing getters, hold a 50 MB Buffer or share one array from many places, and this runs on the
+// worker's event loop. (Listing an object's own keys is the one walk JavaScript cannot bound: an object with a
+// million own keys costs a second or so.)
 
 /** Text as jsonb can store it: NUL written out, lone surrogates replaced (U+FFFD). */
 export function storableText(text: string): string {
   return (text.replaceAll('\u0000', '\\u0000') as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
-/** `text` cut to `max` characters (with an ellipsis), then made storable; a cut never leaves half a surrogate pair. */
-export function cutText(text: string, max: number): string {
-  return storableText(text.length > max ? `${text.slice(0, Math.max(0, max))}…` : text);
+/** Characters `text` takes written as JSON (control characters are escaped), without its quotes. */
+function jsonLength(text: string): number {
+  return JSON.stringify(text).length - 2;
 }
 
-/** Reads `read()`, or describes why it could not be read: a getter, a Proxy trap or a conversion may throw. */
+/**
+ * `text` made storable and cut so that, written as JSON, it takes at most `max` characters (an ellipsis marks a
+ * cut). Only the first `max` characters are ever looked at, however long the text.
+ */
+export function cutText(text: string, max: number): string {
+  if (max <= 0) return text.length === 0 ? '' : '…';
+  let keep = Math.min(text.length, max);
+  for (;;) {
+    const cut = storableText(keep < text.length ? `${text.slice(0, keep)}…` : text.slice(0, keep));
+    const length = jsonLength(cut);
+    if (length <= max || keep === 0) return cut;
+    // escapes take more than a character each: keep the share of the text that fits
+    keep = Math.max(0, Math.min(keep - 1, Math.floor((keep * max) / length) - 1));
+  }
+}
+
+/** Reads `read()`, or what `fallback` makes of its throw: a getter, a Proxy trap or a conversion may throw. */
 export function safely<T>(read: () => T, fallback: (err: unknown) => T): T {
   try {
     return read();
@@ -22,10 +40,10 @@ export function safely<T>(read: () => T, fallback: (err: unknown) => T): T {
   }
 }
 
-/** What a throw while reading a value says, as stored text: never itself a throw. */
+/** What a throw while reading a value says, as stored text: never itself a throw, and never a long conversion. */
 export function whyUnreadable(err: unknown): string {
   const message = safely(
-    () => (err instanceof Error ? String(err.message) : typeof err === 'string' ? err : typeof err),
+    () => (typeof err === 'string' ? err : err instanceof Error && typeof err.message === 'string' ? err.message : typeof err),
     () => 'unreadable',
   );
   return `[could not be read: ${cutText(message, 200)}]`;
@@ -35,42 +53,42 @@ export function whyUnreadable(err: unknown): string {
 const MAX_DEPTH = 4;
 /** Entries kept of one object, array, Map or Set; the rest are not walked. */
 const MAX_ENTRIES = 50;
-/** Characters kept of one string value. */
+/** Characters (as JSON) kept of one string value, and of one key. */
 const MAX_STRING = 2_000;
-/** Characters kept of one key. */
 const MAX_KEY = 200;
+/** Digits past which a bigint is described rather than written out (writing it costs more than its size). */
+const BIGINT_LIMIT = 10n ** 100n;
 
 /**
- * How many characters a value may still take as JSON (roughly: strings and keys are counted, punctuation is not).
- * Shared by one value's whole walk; once spent, what is left is stored as "[…]".
+ * How many characters a value may still take as JSON. Every value visited costs at least VISIT (punctuation, a
+ * null, a marker), so the walk itself is bounded by the budget, not only what it keeps: a shared array reached
+ * from many places is paid for at each. Once spent, what is left is stored as "[…]".
  */
 export interface Budget {
   left: number;
 }
+const VISIT = 2;
 
 /**
  * `value` as JSON that jsonb stores, within `budget`: strings made storable and cut (MAX_STRING, and what the budget
- * leaves); numbers that JSON cannot hold (NaN, Infinity) and bigints as text; a Date as ISO text; a value with its
- * own `toJSON` (Decimal, a Luxon date) as what that returns; an Error as its name, message and own fields; a
- * Buffer, typed array or ArrayBuffer as its kind and size; a Map or Set as an array of its entries; cycles as
- * "[Circular]"; functions and symbols left out (undefined). Objects and arrays are followed MAX_DEPTH deep and keep
- * MAX_ENTRIES entries. Never throws: what cannot be read is described (whyUnreadable).
+ * leaves); numbers that JSON cannot hold (NaN, Infinity) as text; a bigint as text up to 100 digits; a Date as ISO
+ * text; a value with its own `toJSON` (Decimal, a Luxon date) as what that returns; an Error as its name, message
+ * and own fields; a Buffer, typed array or ArrayBuffer as its kind and size; a Map or Set as an array of its
+ * entries; cycles as "[Circular]"; functions and symbols left out (undefined). Objects and arrays are followed
+ * MAX_DEPTH deep and keep MAX_ENTRIES entries. Never throws: what cannot be read is described (whyUnreadable).
  */
 export function storableValue(value: unknown, budget: Budget, depth = 0, seen: WeakSet<object> = new WeakSet()): unknown {
-  if (budget.left <= 0) return '[…]';
+  budget.left -= VISIT;
+  if (budget.left < 0) return '[…]';
   switch (typeof value) {
-    case 'string': {
-      const text = cutText(value, Math.min(MAX_STRING, budget.left));
-      budget.left -= text.length;
-      return text;
-    }
+    case 'string':
+      return spend(cutText(value, Math.min(MAX_STRING, budget.left)), budget);
     case 'number':
       budget.left -= 8;
       return Number.isFinite(value) ? value : String(value);
     case 'bigint':
-      return storableValue(value.toString(), budget, depth, seen);
+      return spend(value > -BIGINT_LIMIT && value < BIGINT_LIMIT ? value.toString() : '[a bigint of more than 100 digits]', budget);
     case 'boolean':
-      budget.left -= 5;
       return value;
     case 'undefined':
     case 'function':
@@ -82,16 +100,22 @@ export function storableValue(value: unknown, budget: Budget, depth = 0, seen: W
   if (value === null) return null;
   return safely(
     () => storableObject(value, budget, depth, seen),
-    (err) => whyUnreadable(err),
+    (err) => spend(whyUnreadable(err), budget),
   );
+}
+
+/** Charges a stored string to the budget. */
+function spend(text: string, budget: Budget): string {
+  budget.left -= text.length;
+  return text;
 }
 
 function storableObject(object: object, budget: Budget, depth: number, seen: WeakSet<object>): unknown {
   if (object instanceof Date) return storableValue(Number.isNaN(object.getTime()) ? 'Invalid Date' : object.toISOString(), budget);
-  if (ArrayBuffer.isView(object)) return storableValue(`[${object.constructor.name} of ${object.byteLength} bytes]`, budget);
-  if (object instanceof ArrayBuffer) return storableValue(`[ArrayBuffer of ${object.byteLength} bytes]`, budget);
-  if (seen.has(object)) return '[Circular]';
-  if (depth >= MAX_DEPTH) return storableValue(Array.isArray(object) ? `[an array of ${object.length}]` : '[an object]', budget);
+  const sized = describeSized(object);
+  if (sized !== null) return spend(sized, budget);
+  if (seen.has(object)) return spend('[Circular]', budget);
+  if (depth >= MAX_DEPTH) return spend(Array.isArray(object) ? '[an array]' : '[an object]', budget);
   const toJSON = (object as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === 'function') return storableValue(toJSON.call(object) as unknown, budget, depth + 1, seen);
   seen.add(object);
@@ -101,29 +125,11 @@ function storableObject(object: object, budget: Budget, depth: number, seen: Wea
     if (object instanceof Set) return storableList(firstOf(object.values(), MAX_ENTRIES + 1), budget, depth, seen);
     const out: Record<string, unknown> = {};
     if (object instanceof Error) {
-      put(
-        out,
-        'name',
-        storableValue(
-          safely(() => String(object.name), whyUnreadable),
-          budget,
-        ),
-      );
-      put(
-        out,
-        'message',
-        storableValue(
-          safely(() => String(object.message), whyUnreadable),
-          budget,
-        ),
-      );
+      put(out, 'name', storableValue(textOf(safely(() => object.name, whyUnreadable)), budget));
+      put(out, 'message', storableValue(textOf(safely(() => object.message, whyUnreadable)), budget));
     }
-    let kept = 0;
-    for (const key of ownKeys(object, MAX_ENTRIES + 1)) {
-      if (kept === MAX_ENTRIES) {
-        put(out, '…', 'more entries, not stored');
-        break;
-      }
+    const keys = ownKeys(object, MAX_ENTRIES + 1);
+    for (const key of keys.slice(0, MAX_ENTRIES)) {
       const field = storableValue(
         safely(() => (object as Record<string, unknown>)[key], whyUnreadable),
         budget,
@@ -131,15 +137,29 @@ function storableObject(object: object, budget: Budget, depth: number, seen: Wea
         seen,
       );
       if (field === undefined) continue;
-      const name = cutText(key, MAX_KEY);
-      budget.left -= name.length;
-      put(out, name, field);
-      kept++;
+      put(out, spend(cutText(key, MAX_KEY), budget), field);
     }
+    if (keys.length > MAX_ENTRIES) put(out, '…', 'more entries, not stored');
     return out;
   } finally {
     seen.delete(object);
   }
+}
+
+/** A Buffer, typed array, DataView or ArrayBuffer as its kind and size (never its bytes); null for anything else. */
+export function describeSized(object: object): string | null {
+  if (ArrayBuffer.isView(object))
+    return `[${safely(
+      () => object.constructor.name,
+      () => 'a view',
+    )} of ${object.byteLength} bytes]`;
+  if (object instanceof ArrayBuffer) return `[ArrayBuffer of ${object.byteLength} bytes]`;
+  return null;
+}
+
+/** A name or message as text: a string as it is; anything else described by its type, never converted in full. */
+export function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : `[${value === null ? 'null' : typeof value}]`;
 }
 
 /** The entries of a list, made storable, the one past MAX_ENTRIES said to be more. */
@@ -159,14 +179,12 @@ function firstOf<T>(values: Iterable<T>, n: number): T[] {
   return out;
 }
 
-/** Up to `n` own enumerable string keys of `object`, without listing them all (a typed array's are its indices). */
+/** Up to `n` own enumerable string keys of `object` (inherited ones are not listed); none when they cannot be read. */
 export function ownKeys(object: object, n: number): string[] {
-  const keys: string[] = [];
-  for (const key in object) {
-    if (keys.length >= n) break;
-    if (Object.prototype.hasOwnProperty.call(object, key)) keys.push(key);
-  }
-  return keys;
+  return safely(
+    () => Object.keys(object).slice(0, n),
+    () => [],
+  );
 }
 
 /** Sets an own enumerable property, whatever its name (`__proto__` included: a plain assignment would set the prototype). */
