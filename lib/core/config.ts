@@ -41,6 +41,11 @@ export interface QueueModuleOptions {
   preparedStatements?: boolean;
   /** Where the engine logs; Nest's Logger by default inside Nest, the console otherwise. */
   logger?: QueueLogger;
+  /**
+   * Log each failed attempt of a worker's job as a warning, and a job that failed for good as an error
+   * (default true). The error itself is kept in the job either way (`output.error`).
+   */
+  logJobFailures?: boolean;
 }
 
 /** The resolved configuration: every option present, validated, frozen. */
@@ -65,6 +70,7 @@ export interface ResolvedConfig {
   readonly poolSize: number;
   readonly preparedStatements: boolean;
   readonly logger: QueueLogger | null;
+  readonly logJobFailures: boolean;
 }
 
 const KNOWN = new Set([
@@ -84,6 +90,7 @@ const KNOWN = new Set([
   'poolSize',
   'preparedStatements',
   'logger',
+  'logJobFailures',
 ]);
 
 /** Schema names are spliced into SQL as identifiers, so only this shape is accepted (and the channel name must fit 63 bytes). */
@@ -132,6 +139,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     workers: optBool('workers', o.workers) ?? true,
     supervise: optBool('supervise', o.supervise) ?? true,
     useListenNotify: optBool('useListenNotify', o.useListenNotify) ?? true,
+    logJobFailures: optBool('logJobFailures', o.logJobFailures) ?? true,
     monitorIntervalSeconds: optInt('monitorIntervalSeconds', o.monitorIntervalSeconds, 1, 86_400) ?? 60,
     maintenanceIntervalSeconds: optInt('maintenanceIntervalSeconds', o.maintenanceIntervalSeconds, 1, 86_400) ?? 60,
     shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,

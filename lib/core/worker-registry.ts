@@ -44,6 +44,7 @@ export class WorkerRegistry {
       schema: config.schema,
       channel: config.channel,
       log: this.rt.log,
+      logFailures: config.logJobFailures,
       error: (err, context) => this.rt.events.error(err, context),
     };
     const worker = new Worker(ctx, name, parsed, handler as JobHandler);

@@ -1,5 +1,5 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
-import { stateCounts, until } from '../helpers/db.js';
+import { recordingLogger, stateCounts, until } from '../helpers/db.js';
 import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 
@@ -88,6 +88,39 @@ describe('fail', () => {
       error: { name: 'Error', message: 'no stock left', sku: 'A-1', thrown: 'object' },
     });
   });
+
+  it.each([true, false])(
+    'a worker logs each failed attempt as a warning and a failure for good as an error (logJobFailures: %s)',
+    async (logJobFailures) => {
+      const logger = recordingLogger();
+      const w = f.create({ logger, logJobFailures, supervise: false });
+      const name = `s.logged.${logJobFailures}`;
+      await w.createQueue(`${name}.dlq`);
+      await w.createQueue(name, { retryLimit: 1, deadLetter: `${name}.dlq` });
+      const id = await w.send(name, {});
+      await w.work(name, { pollingIntervalSeconds: 0.05 }, async (job) => {
+        throw new Error(`attempt ${job.retryCount + 1} went wrong`);
+      });
+      await until(async () => (await w.getJobById(name, id!))!.state === 'failed', 'the job failed for good');
+      await w.offWork(name);
+      const about = logger.lines.filter((l) => l.message.includes(`job ${id} of queue "${name}"`));
+      expect(about).toEqual(
+        logJobFailures
+          ? [
+              {
+                level: 'warn',
+                message: `job ${id} of queue "${name}" failed (attempt 1): attempt 1 went wrong; it will be retried in 0 s`,
+              },
+              {
+                level: 'error',
+                message: `job ${id} of queue "${name}" failed (attempt 2): attempt 2 went wrong; it failed for good (its dead-letter queue is "${name}.dlq")`,
+              },
+            ]
+          : [],
+      );
+      await w.close();
+    },
+  );
 
   it('a PermanentJobError fails at once, with no retry', async () => {
     await q.send('s', {});

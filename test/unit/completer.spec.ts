@@ -21,9 +21,10 @@ function attempt(id: string, kind: { parent?: boolean; remove?: boolean } = {}):
 }
 
 /** A fake engine: `answer` gets each statement with the ids it names and returns the ids it writes (or throws). */
-function harness(answer: (call: Call) => string[] | Promise<string[]>) {
+function harness(answer: (call: Call) => string[] | Promise<string[]>, logFailures = false) {
   const calls: Call[] = [];
   const warnings: string[] = [];
+  const logged: string[] = [];
   const errors: { err: unknown; context: string }[] = [];
   const counted = { stale: 0 };
   const holding = { now: false };
@@ -35,19 +36,27 @@ function harness(answer: (call: Call) => string[] | Promise<string[]>) {
         const call = { statement: nameOf.get(text) ?? text, ids, args };
         calls.push(call);
         const written = await answer(call);
-        return written.map((id) => ({ id, claim_count: 1, stamp: `17000000${id}` })) as R[];
+        // A failure: job 1 goes back to retry in 30 s, any other fails for good into the dead-letter queue "dlq".
+        const failure = (id: string) =>
+          call.statement.startsWith('fail')
+            ? id === '1'
+              ? { state: 'retry', retry_in: 30 }
+              : { state: 'failed', dead_letter: 'dlq' }
+            : {};
+        return written.map((id) => ({ id, claim_count: 1, stamp: `17000000${id}`, ...failure(id) })) as R[];
       },
     },
     statements,
     queue: 'q',
     workerId: 'w1',
     channel: 'ch',
-    log: { log: () => undefined, warn: (m) => warnings.push(m), error: () => undefined },
+    log: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => void logged.push(m) },
+    logFailures,
     staleResult: () => void counted.stale++,
     holdsBack: () => holding.now,
     error: (err, context) => void errors.push({ err, context }),
   };
-  return { completer: new Completer(scope), calls, warnings, errors, counted, holding };
+  return { completer: new Completer(scope), calls, warnings, errors, counted, holding, logged };
 }
 
 const writesAll = (call: Call) => call.ids;
@@ -83,6 +92,28 @@ describe('the completer wakes the workers of a queue that holds jobs back', () =
     );
     // No statement of its own: the wake-up commits with the outcomes.
     expect(h.calls).toHaveLength(5);
+  });
+});
+
+describe('the completer logs the failures it writes', () => {
+  it('warns of an attempt that will be retried, and logs an error for a job that failed for good', async () => {
+    const h = harness(writesAll, true);
+    await Promise.all([
+      h.completer.settle(attempt('1'), null, describeFailure(new Error('flaky\nupstream'), 0)),
+      h.completer.settle(attempt('2'), null, describeFailure(new Error('bad input'), 2)),
+      h.completer.settle(attempt('3'), null, null),
+    ]);
+    expect(h.warnings).toEqual(['job 1 of queue "q" failed (attempt 1): flaky upstream; it will be retried in 30 s']);
+    expect(h.logged).toEqual(['job 2 of queue "q" failed (attempt 3): bad input; it failed for good (its dead-letter queue is "dlq")']);
+  });
+
+  it('logs nothing with logJobFailures off, nor for a failure the fence refused', async () => {
+    const quiet = harness(writesAll, false);
+    await quiet.completer.settle(attempt('2'), null, describeFailure(new Error('x'), 0));
+    expect([...quiet.warnings, ...quiet.logged]).toEqual([]);
+    const refused = harness(() => [], true);
+    await refused.completer.settle(attempt('2'), null, describeFailure(new Error('x'), 0));
+    expect(refused.logged).toEqual([]);
   });
 });
 

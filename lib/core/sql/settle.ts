@@ -177,6 +177,9 @@ RETURNING ${FAILED_RETURNING}
 )
 -- woke.notified is selected so that the planner cannot drop the join that sends the NOTIFY
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  -- for the worker's log: when a retry runs (seconds from now, on the database's clock), where a failure went
+  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - now())))::int END AS retry_in,
+  failed.dead_letter,
   ${WAKE_HOLDING('$11')}
 FROM failed`;
 

@@ -18,6 +18,8 @@ export interface CompleterScope {
   readonly workerId: string;
   readonly channel: string;
   readonly log: QueueLogger;
+  /** Log each failed attempt (a warning) and each failure for good (an error) once it is written. */
+  readonly logFailures: boolean;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
   /**
@@ -81,7 +83,18 @@ class OutcomeBatcher {
   }
 }
 
-type Written = { id: string; claim_count: number; stamp: string };
+/** A row a settle statement wrote; a failure's also says what became of the job (failJobs). */
+interface Written {
+  id: string;
+  claim_count: number;
+  stamp: string;
+  state?: string;
+  retry_in?: number | null;
+  dead_letter?: string | null;
+}
+
+/** Characters of an error's message that a log line keeps. */
+const LOGGED_MESSAGE_MAX = 300;
 
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
 export class Completer {
@@ -175,16 +188,17 @@ export class Completer {
           );
     };
     // What is written, across the retries of `write` below: a retry writes only the rest.
-    const written = new Set<string>();
+    const written = new Map<string, Written>();
+    const keep = (row: Written) => written.set(attemptKey(row), row);
     const write = async () => {
       const full = kind(batch[0]!) === 'parent';
       const pending = batch.filter((o) => !written.has(o.entry.key));
-      if (pending.length > 0) for (const row of await settle(pending, full)) written.add(attemptKey(row));
+      if (pending.length > 0) for (const row of await settle(pending, full)) keep(row);
       // The claim's word that a job is no flow parent is a hint: a leaf statement leaves a job that turns out to
       // be one (NO_CHILDREN in fragments.ts), and what it left goes through the full statement before it counts
       // as refused by the fence.
       const left = full ? [] : pending.filter((o) => !written.has(o.entry.key));
-      if (left.length > 0) for (const row of await settle(left, true)) written.add(attemptKey(row));
+      if (left.length > 0) for (const row of await settle(left, true)) keep(row);
       for (const o of batch) if (!written.has(o.entry.key)) this.stale(o.entry.row);
     };
     try {
@@ -193,10 +207,28 @@ export class Completer {
       // One result the database refuses (SQLSTATE class 22, data exception) must not hold back the others:
       // they are written one by one. Anything else (a lost connection) is retried as a batch.
       if (batch.length > 1 && isDataException(err)) {
+        // (each written one by one reports itself)
         for (const o of batch) if (!written.has(o.entry.key)) await this.writeOutcomes([o], failed);
-        return;
+      } else {
+        await this.retrying(`settling ${batch.length} job(s) of queue "${queue}"`, write, err);
       }
-      await this.retrying(`settling ${batch.length} job(s) of queue "${queue}"`, write, err);
+    }
+    if (failed && this.scope.logFailures) this.report(batch, written);
+  }
+
+  /**
+   * Logs each failure of `batch` that was written: a warning for an attempt that will be retried (when), an error
+   * for a job that failed for good (and its dead-letter queue). A failure the fence refused is not the worker's.
+   */
+  private report(batch: readonly Outcome[], written: ReadonlyMap<string, Written>): void {
+    for (const o of batch) {
+      const row = written.get(o.entry.key);
+      if (!row || !o.failure) continue;
+      const { message, retryCount } = o.failure.error;
+      const said = message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX)}…` : message;
+      const what = `job ${row.id} of queue "${this.scope.queue}" failed (attempt ${(retryCount ?? 0) + 1}): ${said.replaceAll('\n', ' ')}`;
+      if (row.state === 'retry') this.scope.log.warn(`${what}; it will be retried in ${row.retry_in ?? 0} s`);
+      else this.scope.log.error(`${what}; it failed for good${row.dead_letter ? ` (its dead-letter queue is "${row.dead_letter}")` : ''}`);
     }
   }
 

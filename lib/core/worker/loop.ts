@@ -45,6 +45,8 @@ export interface WorkerContext {
   readonly schema: string;
   readonly channel: string;
   readonly log: QueueLogger;
+  /** Log each failed attempt (a warning) and each failure for good (an error): the module's logJobFailures. */
+  readonly logFailures: boolean;
   /** Reports a failure of the loop itself (never a handler's throw). */
   error(err: unknown, context: string): void;
 }
@@ -103,6 +105,7 @@ export class Worker {
       schema: ctx.schema,
       channel: ctx.channel,
       log: ctx.log,
+      logFailures: ctx.logFailures,
       profile: ctx.profile,
       statements: ctx.statements,
       queue,
