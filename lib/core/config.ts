@@ -125,7 +125,15 @@ export function resolveConfig(input: unknown): ResolvedConfig {
       schema,
     );
   }
-  if (o.logger !== undefined && (typeof o.logger !== 'object' || typeof o.logger.error !== 'function')) {
+  const logger = o.logger as Partial<Record<keyof QueueLogger, unknown>> | undefined;
+  if (
+    logger !== undefined &&
+    (typeof logger !== 'object' ||
+      logger === null ||
+      typeof logger.log !== 'function' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.error !== 'function')
+  ) {
     throw new InvalidOptionError('logger', 'an object with log, warn and error methods', o.logger);
   }
   return Object.freeze({

@@ -363,6 +363,18 @@ const cases: Case[] = [
     says: ['shutdownTimeoutMs', 'from 0 to 3600000', 'got -1'],
   },
   {
+    what: 'a logger without warn',
+    call: () => resolveConfig({ connectionString: url, logger: { log() {}, error() {} } as never }),
+    error: InvalidOptionError,
+    says: ['logger must be', 'an object with log, warn and error methods'],
+  },
+  {
+    what: 'logJobFailures not a boolean',
+    call: () => resolveConfig({ connectionString: url, logJobFailures: 'no' as never }),
+    error: InvalidOptionError,
+    says: ['logJobFailures', 'got "no"'],
+  },
+  {
     what: 'a misspelt module option',
     call: () => resolveConfig({ connectionString: url, shutdownTimeout: 5 }),
     error: InvalidOptionError,

@@ -113,7 +113,7 @@ describe('fail', () => {
               },
               {
                 level: 'error',
-                message: `job ${id} of queue "${name}" failed (attempt 2): attempt 2 went wrong; it failed for good (its dead-letter queue is "${name}.dlq")`,
+                message: `job ${id} of queue "${name}" failed (attempt 2): attempt 2 went wrong; it failed for good (the queue's dead-letter queue: "${name}.dlq")`,
               },
             ]
           : [],

@@ -99,12 +99,24 @@ describe('the completer logs the failures it writes', () => {
   it('warns of an attempt that will be retried, and logs an error for a job that failed for good', async () => {
     const h = harness(writesAll, true);
     await Promise.all([
-      h.completer.settle(attempt('1'), null, describeFailure(new Error('flaky\nupstream'), 0)),
+      h.completer.settle(attempt('1'), null, describeFailure(new Error('flaky\r\nupstream\u001b[31m'), 0)),
       h.completer.settle(attempt('2'), null, describeFailure(new Error('bad input'), 2)),
       h.completer.settle(attempt('3'), null, null),
     ]);
-    expect(h.warnings).toEqual(['job 1 of queue "q" failed (attempt 1): flaky upstream; it will be retried in 30 s']);
-    expect(h.logged).toEqual(['job 2 of queue "q" failed (attempt 3): bad input; it failed for good (its dead-letter queue is "dlq")']);
+    expect(h.warnings).toEqual(['job 1 of queue "q" failed (attempt 1): flaky upstream [31m; it will be retried in 30 s']);
+    expect(h.logged).toEqual([
+      'job 2 of queue "q" failed (attempt 3): bad input; it failed for good (the queue\'s dead-letter queue: "dlq")',
+    ]);
+  });
+
+  it('a logger that throws is reported as an error, and the outcomes still settle', async () => {
+    const h = harness(writesAll, true);
+    const scope = (h.completer as unknown as { scope: { log: { warn: () => void } } }).scope;
+    scope.log.warn = () => {
+      throw new Error('the logger broke');
+    };
+    await h.completer.settle(attempt('1'), null, describeFailure(new Error('x'), 0));
+    expect(h.errors.map((e) => e.context)).toEqual(['logging the failures of queue "q"']);
   });
 
   it('logs nothing with logJobFailures off, nor for a failure the fence refused', async () => {

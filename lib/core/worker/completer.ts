@@ -96,6 +96,17 @@ interface Written {
 /** Characters of an error's message that a log line keeps. */
 const LOGGED_MESSAGE_MAX = 300;
 
+/**
+ * An error's message as one line of a log: control characters (CR, LF, ESC and the others), and the Unicode line
+ * and paragraph separators, become spaces, so a message cannot start a line of its own or steer a terminal.
+ */
+export function oneLine(message: string): string {
+  const cut = message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX)}…` : message;
+  // eslint-disable-next-line no-control-regex -- the control characters are what is matched
+  const flat = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
+  return (flat as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */
 export class Completer {
   private readonly completions = new OutcomeBatcher((batch) => this.writeOutcomes(batch, false));
@@ -213,7 +224,14 @@ export class Completer {
         await this.retrying(`settling ${batch.length} job(s) of queue "${queue}"`, write, err);
       }
     }
-    if (failed && this.scope.logFailures) this.report(batch, written);
+    if (failed && this.scope.logFailures) {
+      // A logger that throws must not leave the batch unsettled (nothing would write the outcomes after it).
+      try {
+        this.report(batch, written);
+      } catch (err) {
+        this.scope.error(err, `logging the failures of queue "${queue}"`);
+      }
+    }
   }
 
   /**
@@ -225,10 +243,12 @@ export class Completer {
       const row = written.get(o.entry.key);
       if (!row || !o.failure) continue;
       const { message, retryCount } = o.failure.error;
-      const said = message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX)}…` : message;
-      const what = `job ${row.id} of queue "${this.scope.queue}" failed (attempt ${(retryCount ?? 0) + 1}): ${said.replaceAll('\n', ' ')}`;
+      const what = `job ${row.id} of queue "${this.scope.queue}" failed (attempt ${(retryCount ?? 0) + 1}): ${oneLine(message)}`;
       if (row.state === 'retry') this.scope.log.warn(`${what}; it will be retried in ${row.retry_in ?? 0} s`);
-      else this.scope.log.error(`${what}; it failed for good${row.dead_letter ? ` (its dead-letter queue is "${row.dead_letter}")` : ''}`);
+      else
+        this.scope.log.error(
+          `${what}; it failed for good${row.dead_letter ? ` (the queue's dead-letter queue: "${row.dead_letter}")` : ''}`,
+        );
     }
   }
 
