@@ -225,9 +225,8 @@ export class JobControl {
    */
   private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {
     if (rows.length === 0) return;
-    const profile = await this.ctx.router.known(exec, name).catch(() => null);
-    if (!profile || !holdsJobsBack(profile)) return;
-    await exec.query(this.ctx.router.onJobs.wakeQueue, [this.ctx.channel, name]).catch(() => undefined);
+    const channel = await this.wakeChannel(exec, name).catch(() => null);
+    if (channel) await exec.query(this.ctx.router.onJobs.wakeQueue, [channel, name]).catch(() => undefined);
   }
 
   async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {

@@ -167,8 +167,8 @@ export const WAKE_HOLDING = (channel: string) =>
 /**
  * The payload of a wake-up NOTIFY for a job of queue `queue` that becomes claimable at `due`: the queue's name when
  * that is now, else the name, a space and the milliseconds left, counted from this moment (a queue name holds no
- * space: QUEUE_NAME_PATTERN). A worker that hears a time sets a timer for it (Worker.heard, DueClock.announce). Evaluate it once
- * per NOTIFY (a CTE, a trigger): read twice, clock_timestamp() would make two payloads.
+ * space: QUEUE_NAME_PATTERN). A worker that hears a time sets a timer for it (Worker.heard, DueClock.announce).
+ * Evaluate it once per NOTIFY (a CTE, a trigger): read twice, clock_timestamp() would make two payloads.
  */
 export const WAKE_PAYLOAD = (queue: string, due: string) => `CASE WHEN ${due} <= clock_timestamp() THEN ${queue}
     ELSE ${queue} || ' ' || ceil(extract(epoch FROM ${due} - clock_timestamp()) * 1000)::bigint END`;

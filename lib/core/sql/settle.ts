@@ -10,10 +10,10 @@ import {
   RELEASE_CHILDREN,
   RETRY_DELAY,
   RETRY_SLOT_FREE,
-  WAKE_HOLDING,
-  WAKE_PAYLOAD,
   STAMP,
   STAMPED,
+  WAKE_HOLDING,
+  WAKE_PAYLOAD,
 } from './fragments.js';
 
 /**
@@ -175,7 +175,7 @@ RETURNING ${FAILED_RETURNING}
   SELECT pg_notify($9, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
   FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
 )
--- woke.notified is selected so that the planner cannot drop the join that sends the NOTIFY
+-- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   -- for the worker's log: when a retry runs (seconds from now, on the database's clock), where a failure went
   CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - now())))::int END AS retry_in,

@@ -8,6 +8,7 @@ import type { HeldAttempt } from '../sql/lease.js';
 import type { QueueLogger } from '../types.js';
 import { attemptKey } from './attempt.js';
 import type { FailureInfo } from './failure.js';
+import { storableText } from './storable.js';
 
 /** What the completer needs from its worker. */
 export interface CompleterScope {
@@ -100,11 +101,10 @@ const LOGGED_MESSAGE_MAX = 300;
  * An error's message as one line of a log: control characters (CR, LF, ESC and the others), and the Unicode line
  * and paragraph separators, become spaces, so a message cannot start a line of its own or steer a terminal.
  */
-export function oneLine(message: string): string {
+function oneLine(message: string): string {
   const cut = message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX)}…` : message;
   // eslint-disable-next-line no-control-regex -- the control characters are what is matched
-  const flat = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
-  return (flat as unknown as { toWellFormed(): string }).toWellFormed();
+  return storableText(cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' '));
 }
 
 /** Writes the ends of one worker's attempts. No method but `release` throws: what cannot be written is reported. */

@@ -25,9 +25,6 @@ export class DueClock {
   /** Date.now() at which the earliest known waiting job is due; null when none is known. */
   private dueAt: number | null = null;
   private stale = true;
-  /** A read is in flight: announcements heard meanwhile may postdate its snapshot, and are kept beside it. */
-  private reading = false;
-  private heardWhileReading: number | null = null;
   /** The database's time of the last read, as nextDue returned it: the next read looks for jobs due since. */
   private lastReadAt: string | null = null;
 
@@ -36,7 +33,6 @@ export class DueClock {
   /** A NOTIFY said a job is due in `ms`. Whether that is earlier than anything known (a sleeping loop re-arms). */
   announce(ms: number): boolean {
     const at = Date.now() + ms;
-    if (this.reading) this.heardWhileReading = earlier(this.heardWhileReading, at);
     if (this.dueAt !== null && this.dueAt <= at) return false;
     this.dueAt = at;
     return true;
@@ -57,8 +53,10 @@ export class DueClock {
     if (this.dueAt !== null && this.dueAt <= Date.now()) this.stale = true;
     if (!this.stale) return;
     this.stale = false;
-    this.reading = true;
-    this.heardWhileReading = null;
+    // Cleared while the read is in flight: what NOTIFYs announce meanwhile lands here, and is kept beside what the
+    // read says (its snapshot may predate them).
+    const known = this.dueAt;
+    this.dueAt = null;
     try {
       const rows = await this.scope.exec.query<{ due_in_ms: number | null; read_at: string }>(this.scope.statements.nextDue, [
         this.scope.queue,
@@ -66,15 +64,12 @@ export class DueClock {
       ]);
       const ms = rows[0]?.due_in_ms ?? null;
       this.lastReadAt = rows[0]?.read_at ?? this.lastReadAt;
-      this.dueAt = earlier(ms === null ? null : Date.now() + Math.max(0, ms), this.heardWhileReading);
+      this.dueAt = earlier(ms === null ? null : Date.now() + Math.max(0, ms), this.dueAt);
     } catch (err) {
       // A time that was reached is forgotten (it would wake the loop at once, again and again); one ahead is kept.
-      this.dueAt = earlier(this.dueAt !== null && this.dueAt > Date.now() ? this.dueAt : null, this.heardWhileReading);
+      this.dueAt = earlier(known !== null && known > Date.now() ? known : null, this.dueAt);
       this.stale = true;
       throw err;
-    } finally {
-      this.reading = false;
-      this.heardWhileReading = null;
     }
   }
 

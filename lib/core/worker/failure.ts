@@ -49,12 +49,11 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   const isError = thrown instanceof Error;
   const object = typeof thrown === 'object' && thrown !== null ? (thrown as Record<string, unknown>) : null;
   const read = (key: string): unknown => (object ? safely(() => object[key], whyUnreadable) : undefined);
-  // An Error's name and message as text (never converted in full: a message may be a 100 MB Buffer); another
-  // object's only when they are strings.
-  const text = (key: 'name' | 'message'): string | null => {
-    const v = read(key);
-    return isError ? textOf(v) : typeof v === 'string' ? v : null;
-  };
+  // Read once each (getters may be costly or change). An Error's name and message as text (never converted in
+  // full: a message may be a 100 MB Buffer); another object's only when they are strings.
+  const rawName = read('name');
+  const rawMessage = read('message');
+  const text = (v: unknown): string | null => (isError ? textOf(v) : typeof v === 'string' ? v : null);
   // A plain object's (or an error's) fields; an array, a Map, a Set, a Date, a Buffer or a typed array is kept as a
   // value below.
   const budget: Budget = { left: EXTRAS_MAX };
@@ -66,16 +65,15 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   const fields: Record<string, unknown> = {};
   if (byFields) copyFields(fields, object, budget);
   const message = isError
-    ? text('message')!
+    ? text(rawMessage)!
     : typeof thrown === 'string'
       ? thrown
-      : (text('message') ??
+      : (text(rawMessage) ??
         `non-Error thrown: ${JSON.stringify(byFields ? fields : storableValue(thrown, { left: 200 })) ?? typeof thrown}`);
-  const name = text('name');
-  const error: FailureInfo['error'] = { name: cutText(name ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
+  const error: FailureInfo['error'] = { name: cutText(text(rawName) ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
   // V8 writes an Error's stack when it is first read, from its name and message: when either is not text (a
   // Buffer, say), reading it would convert that in full, so it is left out.
-  const stack = isError && typeof read('name') === 'string' && typeof read('message') === 'string' ? read('stack') : undefined;
+  const stack = isError && typeof rawName === 'string' && typeof rawMessage === 'string' ? read('stack') : undefined;
   if (typeof stack === 'string') {
     error.stack = stack
       .split('\n', STACK_LINES)
