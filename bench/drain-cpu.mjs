@@ -1,5 +1,6 @@
-// What a drain costs the worker's process, for comparing builds of the engine on the hot path: the Node CPU
-// time per job (user + system, process.cpuUsage) and the jobs per second of one worker draining a backlog,
+// What the hot path costs, for comparing builds of the engine: a send's round trip (one job per statement), the
+// jobs per second of a bulk insert, and the Node CPU time per job (user + system, process.cpuUsage) and the jobs
+// per second of one worker draining the backlog,
 // each build in turn, interleaved, every run in a process and a schema of its own. The CPU per job does not
 // move with the database's noise the way a short drain's throughput does.
 //
@@ -21,11 +22,21 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const { dist, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
   const { q, end } = await childEngine(dist, url, 'drain_cpu');
   await q.createQueue('d');
-  for (let i = 0; i < jobs; i += 5000)
+  // one job per send, the way a request sends one: each send's round trip, timed
+  const sendMs = [];
+  for (let i = 0; i < 1000; i++) {
+    const s0 = performance.now();
+    await q.send('d', { i });
+    sendMs.push(performance.now() - s0);
+  }
+  sendMs.sort((a, b) => a - b);
+  const i0 = performance.now();
+  for (let i = 1000; i < jobs; i += 5000)
     await q.insert(
       'd',
       Array.from({ length: Math.min(5000, jobs - i) }, (_, k) => ({ data: { k } })),
     );
+  const insertsPerSecond = (jobs - 1000) / ((performance.now() - i0) / 1000);
   let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
@@ -39,7 +50,14 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const cpu = process.cpuUsage(cpu0);
   await q.offWork('d');
   await end();
-  console.log(JSON.stringify({ jobsPerSecond: jobs / seconds, cpuMicrosPerJob: (cpu.user + cpu.system) / jobs }));
+  console.log(
+    JSON.stringify({
+      jobsPerSecond: jobs / seconds,
+      cpuMicrosPerJob: (cpu.user + cpu.system) / jobs,
+      sendP50Ms: sendMs[500],
+      insertsPerSecond,
+    }),
+  );
 } else {
   if (!url) throw new Error('drain-cpu: set DATABASE_URL');
   const dists = distsOf(args.dist);
@@ -53,12 +71,21 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
     const f = (v) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
     return `${f(median)} (${f(sorted[0])}–${f(sorted[sorted.length - 1])})`;
   };
-  console.log(`drain of ${jobs} no-op jobs, one worker (concurrency 50, batch 200), ${rounds} interleaved rounds; medians (min–max)\n`);
-  console.log('| build | worker CPU µs per job | jobs/s |');
-  console.log('| --- | ---: | ---: |');
+  console.log(
+    `1,000 sends one at a time, then the rest of ${jobs} jobs inserted 5,000 per statement, then a drain by one worker` +
+      ` (concurrency 50, batch 200); ${rounds} interleaved rounds; medians (min–max)\n`,
+  );
+  console.log('| build | send p50 ms | inserted jobs/s | worker CPU µs per job | drained jobs/s |');
+  console.log('| --- | ---: | ---: | ---: | ---: |');
   for (const [dist, runs] of results) {
     console.log(
       `| ${dist} | ${summary(
+        runs.map((r) => r.sendP50Ms),
+        3,
+      )} | ${summary(
+        runs.map((r) => r.insertsPerSecond),
+        0,
+      )} | ${summary(
         runs.map((r) => r.cpuMicrosPerJob),
         2,
       )} | ${summary(

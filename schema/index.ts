@@ -11,6 +11,7 @@ import {
   type AnyPgColumn,
   bigint,
   boolean,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -21,6 +22,27 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+
+/** The counts, deltas and histograms a monitor pass stores, on a queue's row and on each snapshot. */
+function monitorCounts() {
+  return {
+    queuedCount: integer('queued_count').notNull().default(0),
+    deferredCount: integer('deferred_count').notNull().default(0),
+    blockedCount: integer('blocked_count').notNull().default(0),
+    readyCount: integer('ready_count').notNull().default(0),
+    activeCount: integer('active_count').notNull().default(0),
+    failedCount: integer('failed_count').notNull().default(0),
+    totalCount: integer('total_count').notNull().default(0),
+    readyOldestSeconds: doublePrecision('ready_oldest_seconds').notNull().default(0),
+    createdDelta: integer('created_delta').notNull().default(0),
+    completedDelta: integer('completed_delta').notNull().default(0),
+    failedDelta: integer('failed_delta').notNull().default(0),
+    deltaSeconds: doublePrecision('delta_seconds'),
+    deltaOn: timestamp('delta_on', { withTimezone: true }),
+    waitBins: integer('wait_bins').array(),
+    runBins: integer('run_bins').array(),
+  };
+}
 
 export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgqueue' as S) {
   const schema = pgSchema(name);
@@ -45,13 +67,31 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     expireSeconds: integer('expire_seconds').notNull().default(900),
     heartbeatSeconds: integer('heartbeat_seconds'),
     deleteAfterSeconds: integer('delete_after_seconds').notNull().default(604800),
+    failedDeleteAfterSeconds: integer('failed_delete_after_seconds').notNull().default(2592000),
     retentionSeconds: integer('retention_seconds').notNull().default(1209600),
     concurrencyLimit: integer('concurrency_limit'),
     rateLimitCount: integer('rate_limit_count'),
     rateLimitSeconds: integer('rate_limit_seconds'),
     createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
     updatedOn: timestamp('updated_on', { withTimezone: true }).notNull().defaultNow(),
+    // the counts of the last monitor pass (migration 6)
+    ...monitorCounts(),
+    singletonsActive: text('singletons_active').array(),
+    countedOn: timestamp('counted_on', { withTimezone: true }),
   });
+
+  // one snapshot per queue and monitor pass, with persistQueueStats (migration 6)
+  const queueStats = schema.table(
+    'queue_stats',
+    {
+      queue: text('queue')
+        .notNull()
+        .references(() => queues.name, { onDelete: 'cascade' }),
+      capturedOn: timestamp('captured_on', { withTimezone: true }).notNull(),
+      ...monitorCounts(),
+    },
+    (t) => [primaryKey({ name: 'queue_stats_pkey', columns: [t.queue, t.capturedOn] }), index('queue_stats_captured_idx').on(t.capturedOn)],
+  );
 
   const jobs = schema.table(
     'jobs',
@@ -72,6 +112,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       blockedBy: integer('blocked_by').notNull().default(0),
       onParentFailure: text('on_parent_failure'),
       singletonOn: timestamp('singleton_on', { withTimezone: true }),
+      // a throttled job's slot ends here: retention keeps the row (which holds the slot) until then (migration 5)
+      slotUntil: timestamp('slot_until', { withTimezone: true }),
       startAfter: timestamp('start_after', { withTimezone: true }).notNull().defaultNow(),
       retryCount: integer('retry_count').notNull().default(0),
       claimCount: integer('claim_count').notNull().default(0),
@@ -105,6 +147,10 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       index('jobs_ready_idx')
         .on(t.queue, t.priority.desc().nullsFirst(), t.startAfter, t.id)
         .where(sql`state < 'active'`),
+      // retention's deletes (migration 5): finished jobs past their deletion time
+      index('jobs_finished_keep_idx')
+        .on(t.keepUntil)
+        .where(sql`state > 'active'`),
       index('jobs_lease_idx')
         .on(t.queue, t.leaseUntil)
         .where(sql`state = 'active'`),
@@ -175,7 +221,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, jobs, jobDeps, rateWindows, maintenance, migrations };
+  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -184,6 +230,7 @@ const defaults = createQueueSchema();
 export const pgqueueSchema = defaults.schema;
 export const jobState = defaults.jobState;
 export const queues = defaults.queues;
+export const queueStats = defaults.queueStats;
 export const jobs = defaults.jobs;
 export const jobDeps = defaults.jobDeps;
 export const rateWindows = defaults.rateWindows;

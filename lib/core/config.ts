@@ -21,14 +21,22 @@ export interface QueueModuleOptions {
   supervise?: boolean;
   /** Wake idle workers with LISTEN/NOTIFY; polling stays as the fallback (default true). */
   useListenNotify?: boolean;
-  /** Seconds between monitor passes (default 60). */
+  /**
+   * Seconds between monitor passes (default 60): one supervising instance counts each queue's jobs and caches the
+   * counts that getQueues() and the health check read.
+   */
   monitorIntervalSeconds?: number;
   /** Seconds between maintenance passes (default 60). */
   maintenanceIntervalSeconds?: number;
   /** How long shutdown waits for in-flight handlers, in ms (default 30000). */
   shutdownTimeoutMs?: number;
-  /** Keep a time series of monitor passes (default false). */
+  /**
+   * Keep a time series of monitor passes (default false): each pass stores a snapshot per queue with what was
+   * created, completed and failed since the last, and histograms of wait and run times (getQueueStats).
+   */
   persistQueueStats?: boolean;
+  /** Days a monitor snapshot is kept, 1–3650 (default 7). */
+  queueStatRetentionDays?: number;
   /** Largest accepted `data`, serialised, in bytes (default 1048576). */
   maxPayloadBytes?: number;
   /** Connections in the pool the queue creates from `connectionString` (default 10). */
@@ -66,6 +74,7 @@ export interface ResolvedConfig {
   readonly maintenanceIntervalSeconds: number;
   readonly shutdownTimeoutMs: number;
   readonly persistQueueStats: boolean;
+  readonly queueStatRetentionDays: number;
   readonly maxPayloadBytes: number;
   readonly poolSize: number;
   readonly preparedStatements: boolean;
@@ -86,6 +95,7 @@ const KNOWN = new Set([
   'maintenanceIntervalSeconds',
   'shutdownTimeoutMs',
   'persistQueueStats',
+  'queueStatRetentionDays',
   'maxPayloadBytes',
   'poolSize',
   'preparedStatements',
@@ -152,6 +162,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     maintenanceIntervalSeconds: optInt('maintenanceIntervalSeconds', o.maintenanceIntervalSeconds, 1, 86_400) ?? 60,
     shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,
     persistQueueStats: optBool('persistQueueStats', o.persistQueueStats) ?? false,
+    queueStatRetentionDays: optInt('queueStatRetentionDays', o.queueStatRetentionDays, 1, 3650) ?? 7,
     maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),
     poolSize: optInt('poolSize', o.poolSize, 1, 1000) ?? 10,
     preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? true,

@@ -4,6 +4,7 @@ import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
 import { JobControl } from './job-control.js';
 import { QueueAdmin } from './queue-admin.js';
+import { QueueStatsReader } from './queue-stats.js';
 import { Runtime, type EngineEvents } from './runtime.js';
 import { Sender } from './sender.js';
 import type { QueueLogger } from './types.js';
@@ -13,6 +14,7 @@ import { WorkerRegistry } from './worker-registry.js';
 export interface EngineUnits {
   readonly runtime: Runtime;
   readonly admin: QueueAdmin;
+  readonly stats: QueueStatsReader;
   readonly sender: Sender;
   readonly flows: Flows;
   readonly fetcher: Fetcher;
@@ -26,6 +28,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
   return {
     runtime,
     admin: new QueueAdmin(runtime),
+    stats: new QueueStatsReader(runtime),
     sender,
     flows: new Flows(runtime, sender),
     fetcher: new Fetcher(runtime),

@@ -1,21 +1,31 @@
-// The maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (or fail), and the
-// key_strict_fifo safety net unsticks keys whose every queued job was left marked as waiting. One pass per
-// interval cluster-wide, never two at once (see tryMaintenanceLock and takeMaintenanceTurn in sql/maintenance.ts).
+// The maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (or fail), the
+// key_strict_fifo safety net unsticks keys whose every queued job was left marked as waiting, and retention deletes
+// finished jobs and fails those that waited too long (retention.ts). One pass per interval cluster-wide (see
+// tryMaintenanceLock and takeMaintenanceTurn in sql/maintenance.ts).
 import type pg from 'pg';
 import { inTransaction } from './db.js';
+import { Retention } from './retention.js';
 import type { Statements } from './sql/index.js';
 
 /** Keys the key_strict_fifo safety net looks at per maintenance pass. */
 const FIFO_REPAIR_KEYS = 2_000;
 
+/** Longest one statement of the reaper or the safety net may run before PostgreSQL cancels it. */
+const PASS_STATEMENT_TIMEOUT_MS = 30_000;
+
 /** Jobs the reaper puts back per statement; it goes on until a statement reaps fewer. */
 const REAP_BATCH = 1_000;
 
-/** What one pass did: whether it ran (it was this instance's turn), how many jobs it reaped and keys it unstuck. */
+/**
+ * What one pass did: whether it ran (it was this instance's turn), how many jobs it reaped and keys it unstuck,
+ * how many finished jobs it deleted and which waiting jobs it expired.
+ */
 export interface MaintenanceResult {
   ran: boolean;
   reaped: number;
   unstuck: number;
+  deleted: number;
+  expired: { id: string; queue: string }[];
 }
 
 /** What a pass needs of the engine that runs it. */
@@ -28,12 +38,25 @@ export interface MaintenanceContext {
   warning(message: string): void;
 }
 
+/** How long retention may go on in one pass: half the interval, and never more than a minute. */
+const retentionBudgetMs = (intervalSeconds: number) => Math.min(60_000, intervalSeconds * 500);
+
 /** One instance's maintenance passes; it keeps where the key_strict_fifo safety net's walk goes on. */
 export class Maintenance {
   /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
   private fifoRepairCursor: [string, string] = ['', ''];
+  private readonly retention: Retention;
+  /** Set by stop(): a pass under way starts no further retention batch. */
+  private stopping = false;
 
-  constructor(private readonly ctx: MaintenanceContext) {}
+  constructor(private readonly ctx: MaintenanceContext) {
+    this.retention = new Retention(ctx.statements, retentionBudgetMs(ctx.intervalSeconds));
+  }
+
+  /** The engine is closing: a pass under way ends after its current batch. */
+  stop(): void {
+    this.stopping = true;
+  }
 
   /**
    * One pass on a connection of its own from `connect`, in one bounded transaction. It runs only when none ran
@@ -48,6 +71,7 @@ export class Maintenance {
         lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
       let unstuck = 0;
       if (due) {
+        await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
         for (;;) {
           const { rows } = await client.query(statements.reapExpiredLeases, [REAP_BATCH, channel]);
           reaped += rows.length;
@@ -57,10 +81,15 @@ export class Maintenance {
       }
       return { ran: due, reaped, unstuck };
     });
+    // Retention runs after the reaper's transaction has committed, in batches of their own (retention.ts).
+    const kept = result.ran ? await this.retention.run(connect, () => this.stopping) : { deleted: 0, expired: [], more: false };
     if (result.reaped > 0) this.ctx.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
     if (result.unstuck > 0)
       this.ctx.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
-    return result;
+    if (kept.expired.length > 0)
+      this.ctx.warning(`${kept.expired.length} job(s) waited unstarted past their retention and failed (RetentionExpiredError)`);
+    if (kept.more) this.ctx.warning(`retention deleted ${kept.deleted} job(s) and stopped with more left; the next pass goes on`);
+    return { ...result, deleted: kept.deleted, expired: kept.expired };
   }
 
   /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */

@@ -15,6 +15,7 @@ export const QUEUE_DEFAULTS = Object.freeze({
   heartbeatSeconds: null,
   deleteAfterSeconds: 7 * 24 * 3600,
   retentionSeconds: 14 * 24 * 3600,
+  failedDeleteAfterSeconds: 30 * 24 * 3600,
   notify: true,
   removeOnComplete: false,
 });
@@ -65,6 +66,7 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   warningQueueSize?: number | null;
   notify?: boolean;
   removeOnComplete?: boolean;
+  failedDeleteAfterSeconds?: number;
 }
 
 const QUEUE_KEYS = new Set<string>([
@@ -74,6 +76,7 @@ const QUEUE_KEYS = new Set<string>([
   'warningQueueSize',
   'notify',
   'removeOnComplete',
+  'failedDeleteAfterSeconds',
   'concurrencyLimit',
   'rateLimit',
   ...JOB_DEFAULT_KEYS,
@@ -93,6 +96,7 @@ export function parseQueueOptions(value: unknown, field = 'options', allowWorkKe
     warningQueueSize: nullableInt(`${p}warningQueueSize`, o.warningQueueSize, 1),
     notify: optBool(`${p}notify`, o.notify),
     removeOnComplete: optBool(`${p}removeOnComplete`, o.removeOnComplete),
+    failedDeleteAfterSeconds: optInt(`${p}failedDeleteAfterSeconds`, o.failedDeleteAfterSeconds, 0, MAX_SECONDS),
     concurrencyLimit: nullableInt(`${p}concurrencyLimit`, o.concurrencyLimit, 1, 100_000),
     rateLimit: parseRateLimit(`${p}rateLimit`, o.rateLimit),
   };

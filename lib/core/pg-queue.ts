@@ -6,6 +6,7 @@ import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import type { MaintenanceResult } from './maintenance.js';
+import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
 import type { Runtime } from './runtime.js';
 import type {
@@ -18,6 +19,8 @@ import type {
   QueueLogger,
   QueueOptions,
   QueueResult,
+  QueueStats,
+  QueueStatsOptions,
   SendOptions,
   WorkOptions,
 } from './types.js';
@@ -71,7 +74,9 @@ export class PgQueue extends EventEmitter {
 
   /**
    * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted), or
-   * fail (and go to their dead-letter queue) when no retries remain. Supervising instances call it every
+   * fail (and go to their dead-letter queue) when no retries remain; finished jobs past their deletion time
+   * (`deleteAfterSeconds`, and the queue's `failedDeleteAfterSeconds` for failures) are deleted, and jobs that
+   * waited unstarted past `retentionSeconds` fail (RetentionExpiredError). Supervising instances call it every
    * `maintenanceIntervalSeconds`; a pass runs only when none ran in the last interval anywhere in the
    * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
    * another takes over within one interval. `force` runs it now regardless of the last run.
@@ -116,12 +121,33 @@ export class PgQueue extends EventEmitter {
     return this.units.admin.purgeQueue(name);
   }
 
-  /** The queue's settings and counts of its jobs; null when there is no such queue. */
-  getQueue(name: string): Promise<QueueResult | null> {
-    return this.units.admin.getQueue(name);
+  /**
+   * The queue's settings and the counts of its jobs as the last monitor pass cached them; null when there is no
+   * such queue. `force` counts the queue's jobs now (a read of all its rows) and caches the counts.
+   */
+  getQueue(name: string, options?: { force?: boolean }): Promise<QueueResult | null> {
+    return this.units.admin.getQueue(name, options);
   }
 
-  /** Every queue (or those named), with its settings and counts of its jobs. */
+  /**
+   * One monitor pass: counts every queue's jobs and caches the counts on its row (with `persistQueueStats`, also a
+   * snapshot of what happened since the last pass). Supervising instances run one every `monitorIntervalSeconds`
+   * cluster-wide; `force` runs one now regardless of the last one's time.
+   */
+  monitor(options: { force?: boolean } = {}): Promise<MonitorResult> {
+    return this.units.runtime.monitorPass(options.force ?? false);
+  }
+
+  /**
+   * A queue's stats, most recent first: with `persistQueueStats`, the snapshots the monitor passes recorded
+   * (filtered by `from`/`to`, downsampled with `bucketSeconds` or `maxDataPoints`), else one snapshot, the counts
+   * the last pass cached. `percentiles` reads wait and run percentiles from each point's histograms.
+   */
+  getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
+    return this.units.stats.getQueueStats(name, options);
+  }
+
+  /** Every queue (or those named), with its settings and the counts the last monitor pass cached. */
   getQueues(names?: string[]): Promise<QueueResult[]> {
     return this.units.admin.getQueues(names);
   }

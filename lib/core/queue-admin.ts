@@ -7,7 +7,7 @@ import { toQueueResult, type QueueRow } from './rows.js';
 import { createQueueArgs } from './sql/index.js';
 import type { Runtime } from './runtime.js';
 import type { QueueOptions, QueueResult } from './types.js';
-import { queueName, record } from './validate.js';
+import { noUnknownKeys, optBool, queueName, record } from './validate.js';
 
 /** The queue administration calls; PgQueue's methods of the same names delegate here. */
 export class QueueAdmin {
@@ -39,6 +39,7 @@ export class QueueAdmin {
       concurrencyLimit: o.concurrencyLimit ?? null,
       rateLimit: o.rateLimit ?? null,
       removeOnComplete: o.removeOnComplete ?? d.removeOnComplete,
+      failedDeleteAfterSeconds: o.failedDeleteAfterSeconds ?? d.failedDeleteAfterSeconds,
     });
     const exec = await this.rt.db();
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
@@ -124,8 +125,11 @@ export class QueueAdmin {
     return rows.length;
   }
 
-  async getQueue(name: string): Promise<QueueResult | null> {
+  async getQueue(name: string, options?: { force?: boolean }): Promise<QueueResult | null> {
     queueName('name', name);
+    const o = record('options', options ?? {});
+    noUnknownKeys('options', o, new Set(['force']));
+    if (optBool('options.force', o.force)) await this.rt.recount([name]);
     const [row] = await (await this.rt.db()).query<QueueRow>(this.rt.statements.getQueues, [[name]]);
     return row ? toQueueResult(row) : null;
   }
@@ -161,20 +165,29 @@ export class QueueAdmin {
 }
 
 /** What a queue's stored settings say against the options asked, one line per difference. */
+const NO_COUNTS = {
+  queued: 0,
+  deferred: 0,
+  blocked: 0,
+  ready: 0,
+  ready_oldest: 0,
+  active: 0,
+  failed: 0,
+  total: 0,
+  singletons_active: null,
+  created_delta: 0,
+  completed_delta: 0,
+  failed_delta: 0,
+  delta_seconds: null,
+  delta_on: null,
+  wait_bins: null,
+  run_bins: null,
+  counted_on: null,
+};
+
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
-  const stored = toQueueResult({
-    ...row,
-    queued: 0,
-    deferred: 0,
-    ready: 0,
-    ready_oldest: null,
-    active: 0,
-    failed: 0,
-    total: 0,
-    table_name: '',
-    created_on: new Date(),
-    updated_on: new Date(),
-  });
+  // createQueue returns the settings only; the counts are not compared
+  const stored = toQueueResult({ ...NO_COUNTS, ...row, table_name: '', created_on: new Date(), updated_on: new Date() });
   return Object.entries(o)
     .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key as keyof QueueResult]) !== JSON.stringify(value))
     .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);

@@ -9,6 +9,7 @@ export interface QueueRow {
   warning_queue_size: number | null;
   notify: boolean;
   remove_on_complete: boolean;
+  failed_delete_after_seconds: number;
   retry_limit: number;
   retry_delay: number;
   retry_backoff: boolean;
@@ -26,10 +27,19 @@ export interface QueueRow {
   deferred: number;
   blocked: number;
   ready: number;
-  ready_oldest: number | null;
+  ready_oldest: number;
   active: number;
   failed: number;
   total: number;
+  singletons_active: string[] | null;
+  created_delta: number;
+  completed_delta: number;
+  failed_delta: number;
+  delta_seconds: number | null;
+  delta_on: Date | null;
+  wait_bins: number[] | null;
+  run_bins: number[] | null;
+  counted_on: Date | null;
   table_name: string;
 }
 
@@ -42,6 +52,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     warningQueueSize: r.warning_queue_size,
     notify: r.notify,
     removeOnComplete: r.remove_on_complete,
+    failedDeleteAfterSeconds: r.failed_delete_after_seconds,
     retryLimit: r.retry_limit,
     retryDelay: r.retry_delay,
     retryBackoff: r.retry_backoff,
@@ -61,6 +72,15 @@ export function toQueueResult(r: QueueRow): QueueResult {
     failedCount: r.failed,
     totalCount: r.total,
     readyOldestSeconds: r.ready_oldest,
+    singletonsActive: r.singletons_active,
+    createdDelta: r.created_delta,
+    completedDelta: r.completed_delta,
+    failedDelta: r.failed_delta,
+    deltaSeconds: r.delta_seconds,
+    deltaOn: r.delta_on,
+    waitBins: r.wait_bins,
+    runBins: r.run_bins,
+    countedOn: r.counted_on,
     table: r.table_name,
     createdOn: r.created_on,
     updatedOn: r.updated_on,
@@ -77,7 +97,7 @@ export interface JobRow {
   output: unknown;
   singleton_key: string | null;
   dedupe_key: string | null;
-  start_after: Date;
+  start_after: Date | number;
   retry_count: number;
   claim_count: number;
   retry_limit: number;
@@ -92,7 +112,7 @@ export interface JobRow {
   created_on: Date;
   started_on: Date | null;
   completed_on: Date | null;
-  keep_until: Date;
+  keep_until: Date | number;
   dead_letter: string | null;
   source_name: string | null;
   source_id: string | null;
@@ -101,6 +121,9 @@ export interface JobRow {
   source_output: unknown;
   source_root_id: string | null;
 }
+
+/** A timestamp, or null for PostgreSQL's infinity (node-postgres reads it as the number Infinity). */
+const finite = (d: Date | number): Date | null => (d instanceof Date ? d : null);
 
 export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
   return {
@@ -120,11 +143,11 @@ export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
     deleteAfterSeconds: r.delete_after_seconds,
     singletonKey: r.singleton_key,
     dedupeKey: r.dedupe_key,
-    startAfter: r.start_after,
+    startAfter: finite(r.start_after),
     createdOn: r.created_on,
     startedOn: r.started_on,
     completedOn: r.completed_on,
-    keepUntil: r.keep_until,
+    keepUntil: finite(r.keep_until),
     leaseUntil: r.lease_until,
     workerId: r.worker_id,
     output: r.output,

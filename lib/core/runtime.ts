@@ -7,9 +7,10 @@ import { drizzlePool, withEngineSession, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
+import { QueueMonitor, type MonitorResult } from './monitor.js';
 import { QueueRouter } from './queue-router.js';
 import { buildStatements, type Statements } from './sql/index.js';
-import { Supervisor } from './supervisor.js';
+import { PassLane, Supervisor } from './supervisor.js';
 import type { QueueLogger } from './types.js';
 
 /** Where the engine reports what is not a caller's error: its own loops' failures, and warnings. */
@@ -27,13 +28,16 @@ export class Runtime {
   readonly counters = { staleResults: 0 };
   /** What the installer did at start (null when `migrate` is off or before start). */
   migration: MigrationResult | null = null;
-  /** The maintenance pass (reaper and key_strict_fifo safety net) this instance runs when it supervises. */
+  /** The maintenance pass (reaper, key_strict_fifo safety net, retention) this instance runs when it supervises. */
   private readonly maintenance: Maintenance;
+  /** The monitor pass this instance runs when it supervises; getQueue's `force` recounts through it. */
+  private readonly monitor: QueueMonitor;
   private pool: pg.Pool | null = null;
   /** The engine's statements and checkouts on `pool`, which close() waits for before it ends the pool. */
   private gate: PoolGate | null = null;
   private starting: Promise<void> | null = null;
   private supervisor: Supervisor | null = null;
+  private monitorSupervisor: Supervisor | null = null;
   /** Set when close() begins: every call made from then on rejects with QUEUE_CLOSED. */
   private closingFlag = false;
   private closed = false;
@@ -52,6 +56,13 @@ export class Runtime {
       channel: config.channel,
       intervalSeconds: config.maintenanceIntervalSeconds,
       warning: (message) => events.warning(message),
+    });
+    this.monitor = new QueueMonitor({
+      statements: this.statements,
+      schema: config.schema,
+      intervalSeconds: config.monitorIntervalSeconds,
+      persistQueueStats: config.persistQueueStats,
+      queueStatRetentionDays: config.queueStatRetentionDays,
     });
   }
 
@@ -112,6 +123,18 @@ export class Runtime {
     return this.maintenance.run(this.gate!.connect, force);
   }
 
+  /** One monitor pass now (see PgQueue.monitor). */
+  async monitorPass(force: boolean): Promise<MonitorResult> {
+    await this.start();
+    return this.monitor.run(this.gate!.connect, force);
+  }
+
+  /** Counts the named queues now (getQueue's `force`). */
+  async recount(names: readonly string[]): Promise<void> {
+    await this.start();
+    await this.monitor.recount(this.gate!.connect, names);
+  }
+
   private async open(): Promise<void> {
     const cfg = this.config;
     if (cfg.connectionString) {
@@ -132,13 +155,22 @@ export class Runtime {
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
       const gate = this.gate;
+      const lane = new PassLane();
       this.supervisor = new Supervisor(
         // The pass runs on the gate directly: one running when close() begins still ends.
         () => this.maintenance.run(gate.connect, false).then(() => undefined),
         cfg.maintenanceIntervalSeconds * 1000,
         (err) => this.events.error(err, 'maintenance pass'),
+        lane,
       );
       this.supervisor.start();
+      this.monitorSupervisor = new Supervisor(
+        () => this.monitor.run(gate.connect, false).then(() => undefined),
+        cfg.monitorIntervalSeconds * 1000,
+        (err) => this.events.error(err, 'monitor pass'),
+        lane,
+      );
+      this.monitorSupervisor.start();
     }
   }
 
@@ -157,9 +189,12 @@ export class Runtime {
     const left = () => Math.max(0, deadline - Date.now());
     await this.starting?.catch(() => undefined);
     // A maintenance pass on a connection that no longer answers must not hold close() past its deadline.
+    this.maintenance.stop();
     const supervisor = this.supervisor?.stop();
-    await Promise.all([stopLoops(left()), supervisor && within(supervisor, left())]);
+    const monitor = this.monitorSupervisor?.stop();
+    await Promise.all([stopLoops(left()), supervisor && within(supervisor, left()), monitor && within(monitor, left())]);
     this.supervisor = null;
+    this.monitorSupervisor = null;
     const owned = this.config.connectionString !== null;
     // The gate stays: a call that got past start() before close() began meets QUEUE_CLOSED there, not a null.
     const unsettled = (await this.gate?.shut(left(), owned)) ?? 0;

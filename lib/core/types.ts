@@ -40,6 +40,12 @@ export interface QueueOptions extends JobDefaults {
    * flow wait for, is kept as before.
    */
   removeOnComplete?: boolean;
+  /**
+   * How long a job that failed for good is kept, in seconds (default 30 days; 0 keeps it forever). Completed and
+   * cancelled jobs are kept for their `deleteAfterSeconds`; failures have their own, usually longer, setting.
+   * Applies to jobs that fail after it is set.
+   */
+  failedDeleteAfterSeconds?: number;
   /** At most this many active jobs of the queue across all workers and processes (default none). */
   concurrencyLimit?: number | null;
   /** At most `count` jobs started per `perSeconds` window across all workers (default none). */
@@ -86,7 +92,11 @@ export interface FlowJob<T = unknown> extends JobInsert<T> {
   onParentFailure?: 'fail' | 'cancel';
 }
 
-/** What a queue's row holds, plus live counts. */
+/**
+ * What a queue's row holds: its settings, and the counts the last monitor pass cached on it (every
+ * `monitorIntervalSeconds`; `getQueue(name, { force: true })` counts now). Until a pass has counted the queue, the
+ * counts are 0 and `countedOn` is null.
+ */
 export interface QueueResult {
   name: string;
   policy: QueuePolicy;
@@ -95,6 +105,7 @@ export interface QueueResult {
   warningQueueSize: number | null;
   notify: boolean;
   removeOnComplete: boolean;
+  failedDeleteAfterSeconds: number;
   retryLimit: number;
   retryDelay: number;
   retryBackoff: boolean;
@@ -105,7 +116,7 @@ export interface QueueResult {
   retentionSeconds: number;
   concurrencyLimit: number | null;
   rateLimit: { count: number; perSeconds: number } | null;
-  /** Jobs waiting to run (created or retry), deferred or not. */
+  /** Jobs waiting to run (created or retry): deferred, blocked and ready. */
   queuedCount: number;
   /** Queued jobs whose `startAfter` is still in the future. */
   deferredCount: number;
@@ -122,7 +133,24 @@ export interface QueueResult {
    * when no worker takes the queue's jobs; a key_strict_fifo job waiting behind its key counts too, and a job
    * handed back at shutdown keeps its first due time.
    */
-  readyOldestSeconds: number | null;
+  readyOldestSeconds: number;
+  /** The `singletonKey` of each active job of a `singleton` or `stately` queue; null when there is none. */
+  singletonsActive: string[] | null;
+  /**
+   * With `persistQueueStats`: jobs created, completed, and failed for good in the window the last pass covered
+   * (`deltaSeconds` long, ending at `deltaOn`, 10 seconds before the pass), and histograms of how long the jobs
+   * that finished in it waited (from when they became due to their claim) and ran (claim to end): 48 logarithmic
+   * bins, read with `percentile()`. The deltas are 0 and the rest null before a pass has recorded them.
+   */
+  createdDelta: number;
+  completedDelta: number;
+  failedDelta: number;
+  deltaSeconds: number | null;
+  deltaOn: Date | null;
+  waitBins: number[] | null;
+  runBins: number[] | null;
+  /** When the counts were taken; null before any monitor pass counted the queue. */
+  countedOn: Date | null;
   /** The table that stores the queue's jobs. */
   table: string;
   createdOn: Date;
@@ -175,11 +203,16 @@ export interface JobWithMetadata<T = unknown> {
   deleteAfterSeconds: number;
   singletonKey: string | null;
   dedupeKey: string | null;
-  startAfter: Date;
+  /** When the job may start; null while it waits for its flow parents (it may start once they complete). */
+  startAfter: Date | null;
   createdOn: Date;
   startedOn: Date | null;
   completedOn: Date | null;
-  keepUntil: Date;
+  /**
+   * Retention: a waiting job fails (RetentionExpiredError) if it has not started by then; a finished job is deleted
+   * after it. Null: no limit (a finished job kept forever, a flow child waiting for its parents).
+   */
+  keepUntil: Date | null;
   leaseUntil: Date | null;
   workerId: string | null;
   output: unknown;
@@ -229,4 +262,55 @@ export interface QueueLogger {
   log(message: string): void;
   warn(message: string): void;
   error(message: string, stack?: string): void;
+}
+
+/** How getQueueStats collapses the counts of the snapshots in one bucket. */
+export type QueueStatsAggregate = 'max' | 'min' | 'avg';
+
+/** Options of `getQueueStats`. */
+export interface QueueStatsOptions {
+  /** Only snapshots captured at or after this time. */
+  from?: Date;
+  /** Only snapshots captured at or before this time. */
+  to?: Date;
+  /** The most snapshots (or buckets) returned, most recent first: 1–100000 (default 1000). */
+  limit?: number;
+  /** Downsample into buckets this many seconds wide, aligned to the Unix epoch. */
+  bucketSeconds?: number;
+  /** Downsample into about this many buckets over the window (from/to, else the data's own span). */
+  maxDataPoints?: number;
+  /** How a bucket's counts are collapsed (default `max`); only with bucketSeconds or maxDataPoints. */
+  aggregate?: QueueStatsAggregate;
+  /** Percents (above 0, at most 100) read from each point's histograms, e.g. [50, 95, 99.9]. */
+  percentiles?: number[];
+  /** Without persistQueueStats: count the queue now instead of reading the last pass's cache. */
+  force?: boolean;
+}
+
+/** One point of a queue's stats series: a monitor snapshot, or a bucket of them. */
+export interface QueueStats {
+  name: string;
+  queuedCount: number;
+  deferredCount: number;
+  blockedCount: number;
+  readyCount: number;
+  activeCount: number;
+  failedCount: number;
+  totalCount: number;
+  readyOldestSeconds: number;
+  /** Jobs created, completed and failed for good in the window; null where no window was measured. */
+  createdDelta: number | null;
+  completedDelta: number | null;
+  failedDelta: number | null;
+  /** How many seconds the deltas cover: a rate is completedDelta / deltaSeconds. */
+  deltaSeconds: number | null;
+  /** When the window the deltas cover ends. */
+  deltaOn: Date | null;
+  /** Wait and run histograms (48 logarithmic bins; see percentile()). */
+  waitBins: number[] | null;
+  runBins: number[] | null;
+  /** When the snapshot was captured, or the start of its bucket. */
+  capturedOn: Date;
+  /** With the `percentiles` option: each percent asked, read from the histograms, in seconds (null: no data). */
+  percentiles?: { p: number; waitSeconds: number | null; runSeconds: number | null }[];
 }

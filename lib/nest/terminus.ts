@@ -3,8 +3,8 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import { QueueService } from './queue.service.js';
 
 /**
- * Terminus indicator: `up` with each queue's counts while the database answers, `down` (never a throw)
- * when it does not. Provide it next to `TerminusModule`.
+ * Terminus indicator: `up` with each queue's counts (as the last monitor pass cached them) while the database
+ * answers, `down` (never a throw) when it does not. Provide it next to `TerminusModule`.
  */
 @Injectable()
 export class QueueHealthIndicator {

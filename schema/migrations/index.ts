@@ -13,5 +13,7 @@ import { init } from './0001_init.js';
 import { fifoWait } from './0002_fifo_wait.js';
 import { removeOnComplete } from './0003_remove_on_complete.js';
 import { dueWakeups } from './0004_due_wakeups.js';
+import { retention } from './0005_retention.js';
+import { monitor } from './0006_monitor.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor];

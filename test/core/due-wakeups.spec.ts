@@ -36,7 +36,7 @@ describe('a deferred job wakes a loop when it is due', () => {
     await until(() => ran.length === 1, 'the deferred job run by b', DEADLINE_MS, 25);
     expect(ran).toEqual([id]);
     const job = (await a.getJobById(name, id!))!;
-    expect(job.startedOn!.getTime()).toBeGreaterThanOrEqual(job.startAfter.getTime());
+    expect(job.startedOn!.getTime()).toBeGreaterThanOrEqual(job.startAfter!.getTime());
     await Promise.all([a.close(), b.close()]);
   });
 

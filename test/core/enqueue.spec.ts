@@ -35,7 +35,7 @@ describe('send', () => {
       singletonKey: null,
       output: null,
     });
-    expect(job.keepUntil.getTime() - job.startAfter.getTime()).toBe(3600 * 1000);
+    expect(job.keepUntil!.getTime() - job.startAfter!.getTime()).toBe(3600 * 1000);
   });
 
   it('job options override the queue defaults', async () => {
@@ -71,9 +71,9 @@ describe('send', () => {
     const byIso = await q.sendAfter('mail', {}, {}, '2099-01-02T03:04:05Z');
     const before = await dbNow();
     const bySeconds = await q.sendAfter('mail', {}, null, 120);
-    expect((await q.getJobById('mail', byDate!))!.startAfter.getTime()).toBe(at.getTime());
-    expect((await q.getJobById('mail', byIso!))!.startAfter.toISOString()).toBe('2099-01-02T03:04:05.000Z');
-    const deferredTo = (await q.getJobById('mail', bySeconds!))!.startAfter.getTime();
+    expect((await q.getJobById('mail', byDate!))!.startAfter!.getTime()).toBe(at.getTime());
+    expect((await q.getJobById('mail', byIso!))!.startAfter!.toISOString()).toBe('2099-01-02T03:04:05.000Z');
+    const deferredTo = (await q.getJobById('mail', bySeconds!))!.startAfter!.getTime();
     expect(deferredTo - before.getTime()).toBeGreaterThanOrEqual(120_000);
     expect(deferredTo - before.getTime()).toBeLessThan(130_000);
   });

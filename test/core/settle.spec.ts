@@ -23,7 +23,7 @@ describe('complete', () => {
     expect(await q.complete('s', id, { ok: true })).toEqual({ requested: 1, updated: 1, ids: [id] });
     const job = (await q.getJobById('s', id))!;
     expect(job).toMatchObject({ state: 'completed', output: { ok: true } });
-    expect(job.keepUntil.getTime() - job.completedOn!.getTime()).toBe(7 * 24 * 3600 * 1000);
+    expect(job.keepUntil!.getTime() - job.completedOn!.getTime()).toBe(7 * 24 * 3600 * 1000);
   });
 
   it('does not complete a job that is not active', async () => {
@@ -50,7 +50,7 @@ describe('fail', () => {
     await q.fail('s', id, new Error('first'));
     let job = (await q.getJobById('s', id))!;
     expect(job).toMatchObject({ state: 'retry', retryCount: 1 });
-    expect(job.startAfter.getTime() - now.getTime()).toBeGreaterThanOrEqual(30_000);
+    expect(job.startAfter!.getTime() - now.getTime()).toBeGreaterThanOrEqual(30_000);
     expect(job.output).toMatchObject({ error: { name: 'Error', message: 'first' } });
 
     await f.sql(`UPDATE $schema.jobs SET start_after = now() WHERE id = $1`, [id]);

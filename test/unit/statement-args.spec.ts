@@ -36,6 +36,7 @@ const settings = {
   concurrencyLimit: 19,
   rateLimit: { count: 20, perSeconds: 21 },
   removeOnComplete: 'yes' as unknown as boolean,
+  failedDeleteAfterSeconds: 22,
 };
 const attempt = { id: '1', claim_count: 1, stamp: '2' };
 
@@ -115,6 +116,7 @@ describe('statement arguments', () => {
       rate_limit_count: 20,
       rate_limit_seconds: 21,
       remove_on_complete: 'yes',
+      failed_delete_after_seconds: 22,
     });
     expect(args).toHaveLength(columns.length);
   });

@@ -55,10 +55,10 @@ const FIFO_WAIT = `CASE WHEN x.policy = 'key_strict_fifo' AND x.blocked_by = 0
       AND x.sibling_start <= greatest(coalesce(x.slot_start, x.start_after), now()) THEN 1 ELSE 0 END`;
 
 const insertStatement = (s: string, skipConflicts: boolean, keyed: boolean) => `
-INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, blocked_by, on_parent_failure, singleton_on, retry_limit,
+INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, blocked_by, on_parent_failure, singleton_on, slot_until, retry_limit,
   retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, fifo_wait)
 SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier,
-  x.blocked_by, x.on_parent_failure, x.singleton_on,
+  x.blocked_by, x.on_parent_failure, x.singleton_on, x.singleton_on + x.throttle * interval '1 second',
   x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter,
   ${keyed ? FIFO_WAIT : '0'}
@@ -68,6 +68,7 @@ FROM (
       ELSE coalesce(i.start_at, now() + coalesce(i.start_in, 0) * interval '1 second') END AS start_after,
     i.singleton_key, i.dedupe_key, i.group_id, i.group_tier, coalesce(i.blocked_by, 0) AS blocked_by, i.on_parent_failure,
     to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) AS singleton_on,
+    i.throttle,
     CASE WHEN i.slot_offset > 0 THEN to_timestamp((floor(extract(epoch FROM now()) / i.throttle) + i.slot_offset) * i.throttle) END AS slot_start,
     coalesce(i.retry_limit, q.retry_limit) AS retry_limit,
     coalesce(i.retry_delay, q.retry_delay) AS retry_delay,

@@ -3,9 +3,18 @@
 /** An attempt's stamp: started_on of row `t` in microseconds since the epoch (see STAMPED). */
 export const STAMP = (t: string) => `(extract(epoch FROM ${t}.started_on) * 1000000)::bigint`;
 
-/** How a finished job's keep_until is set: 0 seconds keeps it forever. */
+/** How a completed or cancelled job's keep_until is set: its deleteAfterSeconds, 0 keeping it forever. */
 export const KEEP_FINISHED = `CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END`;
+
+/**
+ * How the keep_until of a job that fails for good is set: its queue's failedDeleteAfterSeconds (migration 5), 0
+ * keeping it forever; failures are what operators come back for, so they have a setting of their own. One probe of
+ * the queues' primary key per failed row; a job whose queue is gone keeps its deleteAfterSeconds.
+ */
+export const KEEP_FAILED = (s: string) => `coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
+    FROM ${s}.queues q WHERE q.name = j.queue), ${KEEP_FINISHED})`;
 
 /**
  * Seconds until the next attempt of row `j`: with backoff
@@ -101,7 +110,7 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
   UPDATE ${s}.jobs j SET
     state = CASE WHEN j.on_parent_failure = 'cancel' THEN 'cancelled' ELSE 'failed' END::${s}.job_state,
     completed_on = statement_timestamp(),
-    keep_until = ${KEEP_FINISHED},
+    keep_until = CASE WHEN j.on_parent_failure = 'cancel' THEN ${KEEP_FINISHED} ELSE ${KEEP_FAILED(s)} END,
     output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled'))
   FROM (SELECT DISTINCT queue, id FROM doomed) d
   WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0

@@ -5,10 +5,26 @@ import * as jobs from './jobs.js';
 import * as lease from './lease.js';
 import * as limits from './limits.js';
 import * as maintenance from './maintenance.js';
+import * as monitor from './monitor.js';
 import * as queues from './queues.js';
+import * as retention from './retention.js';
 import * as settle from './settle.js';
+import * as stats from './stats.js';
 
-const builders = { ...queues, ...enqueue, ...claim, ...due, ...settle, ...lease, ...jobs, ...maintenance, ...limits };
+const builders = {
+  ...queues,
+  ...enqueue,
+  ...claim,
+  ...due,
+  ...settle,
+  ...lease,
+  ...jobs,
+  ...maintenance,
+  ...monitor,
+  ...retention,
+  ...stats,
+  ...limits,
+};
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */
 type StatementName<K> = K extends `${string}Args` ? never : K;

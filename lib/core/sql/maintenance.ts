@@ -3,7 +3,7 @@ import {
   APPEND_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
-  KEEP_FINISHED,
+  KEEP_FAILED,
   ORPHAN_DESCENDANTS,
   RETRY_DELAY,
   RETRY_SLOT_FREE,
@@ -41,7 +41,7 @@ WITH RECURSIVE expired AS MATERIALIZED (
     retry_count = j.retry_count + e.retrying::int,
     start_after = CASE WHEN e.retrying THEN now() + (${RETRY_DELAY}) * interval '1 second' ELSE j.start_after END,
     completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
-    keep_until = CASE WHEN e.retrying THEN j.keep_until ELSE ${KEEP_FINISHED} END,
+    keep_until = CASE WHEN e.retrying THEN j.keep_until ELSE ${KEEP_FAILED(s)} END,
     lease_until = NULL,
     heartbeat_until = NULL,
     output = ${APPEND_ERROR('e.error')}

@@ -2,13 +2,13 @@
 
 const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete`;
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds`;
 
 /** Inserts the queue unless it exists; returns the row that is stored either way, and whether it is new. */
 export const createQueue = (s: string) => `
 WITH ins AS (
   INSERT INTO ${s}.queues (${QUEUE_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
   ON CONFLICT (name) DO NOTHING
   RETURNING ${QUEUE_COLUMNS}, true AS created
 )
@@ -34,6 +34,7 @@ export interface StoredQueueSettings {
   concurrencyLimit: number | null;
   rateLimit: { count: number; perSeconds: number } | null;
   removeOnComplete: boolean;
+  failedDeleteAfterSeconds: number;
 }
 
 /** The arguments of createQueue, in the order of QUEUE_COLUMNS. */
@@ -57,6 +58,7 @@ export function createQueueArgs(name: string, q: StoredQueueSettings): unknown[]
     q.rateLimit?.count ?? null,
     q.rateLimit?.perSeconds ?? null,
     q.removeOnComplete,
+    q.failedDeleteAfterSeconds,
   ];
 }
 
@@ -67,6 +69,8 @@ UPDATE ${s}.queues SET
   warning_queue_size = CASE WHEN $2::jsonb ? 'warningQueueSize' THEN ($2::jsonb->>'warningQueueSize')::int ELSE warning_queue_size END,
   notify = CASE WHEN $2::jsonb ? 'notify' THEN ($2::jsonb->>'notify')::boolean ELSE notify END,
   remove_on_complete = CASE WHEN $2::jsonb ? 'removeOnComplete' THEN ($2::jsonb->>'removeOnComplete')::boolean ELSE remove_on_complete END,
+  failed_delete_after_seconds = CASE WHEN $2::jsonb ? 'failedDeleteAfterSeconds' THEN ($2::jsonb->>'failedDeleteAfterSeconds')::int
+    ELSE failed_delete_after_seconds END,
   retry_limit = CASE WHEN $2::jsonb ? 'retryLimit' THEN ($2::jsonb->>'retryLimit')::int ELSE retry_limit END,
   retry_delay = CASE WHEN $2::jsonb ? 'retryDelay' THEN ($2::jsonb->>'retryDelay')::int ELSE retry_delay END,
   retry_backoff = CASE WHEN $2::jsonb ? 'retryBackoff' THEN ($2::jsonb->>'retryBackoff')::boolean ELSE retry_backoff END,
@@ -110,28 +114,16 @@ ORDER BY 1`;
 export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queues WHERE dead_letter = $1 ORDER BY name`;
 
 /**
- * Queue rows with live counts. The queued counts read the ready index only; `total` and `failed` read the
- * queue's slice of the primary key.
+ * Queue rows with the counts the last monitor pass cached on them (sql/monitor.ts): a read of the queues table
+ * alone, whatever the jobs table holds. $1 queue names text[] or null (all)
  */
 export const getQueues = (s: string) => `
 SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
-  c.queued, c.deferred, c.blocked, c.ready, c.ready_oldest, a.active, a.failed, a.total,
+  q.queued_count AS queued, q.deferred_count AS deferred, q.blocked_count AS blocked, q.ready_count AS ready,
+  q.ready_oldest_seconds AS ready_oldest, q.active_count AS active, q.failed_count AS failed, q.total_count AS total,
+  q.singletons_active, q.created_delta, q.completed_delta, q.failed_delta, q.delta_seconds, q.delta_on, q.wait_bins, q.run_bins,
+  q.counted_on,
   CASE WHEN q.partition THEN '${s}.' || ${s}.queue_partition_name(q.name) ELSE '${s}.jobs_default' END AS table_name
 FROM ${s}.queues q
-CROSS JOIN LATERAL (
-  SELECT count(*)::int AS queued,
-    count(*) FILTER (WHERE j.start_after > now() AND j.blocked_by = 0)::int AS deferred,
-    count(*) FILTER (WHERE j.blocked_by > 0)::int AS blocked,
-    count(*) FILTER (WHERE j.start_after <= now())::int AS ready,
-    -- waited since it became due (a deferred job, a retry: at start_after), 0 when nothing waits
-    coalesce(extract(epoch FROM now() - min(greatest(j.created_on, j.start_after)) FILTER (WHERE j.start_after <= now())), 0)::float8 AS ready_oldest
-  FROM ${s}.jobs j WHERE j.queue = q.name AND j.state < 'active'
-) c
-CROSS JOIN LATERAL (
-  SELECT count(*) FILTER (WHERE j.state = 'active')::int AS active,
-    count(*) FILTER (WHERE j.state = 'failed')::int AS failed,
-    count(*)::int AS total
-  FROM ${s}.jobs j WHERE j.queue = q.name
-) a
 WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
 ORDER BY q.name`;

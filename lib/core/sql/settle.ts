@@ -3,6 +3,7 @@ import {
   APPEND_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
+  KEEP_FAILED,
   KEEP_FINISHED,
   NAMED,
   NO_CHILDREN,
@@ -161,7 +162,7 @@ UPDATE ${t} j SET
   retry_count = j.retry_count + f.retrying::int,
   start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN f.retrying THEN NULL ELSE now() END,
-  keep_until = CASE WHEN f.retrying THEN j.keep_until ELSE ${KEEP_FINISHED} END,
+  keep_until = CASE WHEN f.retrying THEN j.keep_until ELSE ${KEEP_FAILED(s)} END,
   lease_until = NULL,
   heartbeat_until = NULL,
   output = ${APPEND_ERROR('f.error')}

@@ -1,0 +1,95 @@
+import { BIN_COUNT, BIN_RATIO, FIRST_EDGE_SECONDS } from '../bins.js';
+
+/** The bin (lib/core/bins.ts, binOf) of a duration of `seconds` (a float8 expression). */
+const BIN = (seconds: string) => `CASE WHEN ${seconds} < ${FIRST_EDGE_SECONDS} THEN 0
+      ELSE least(${BIN_COUNT - 1}, 1 + floor(ln(${seconds} / ${FIRST_EDGE_SECONDS}) / ln(${BIN_RATIO.toPrecision(17)}))::int) END`;
+
+/** A histogram of CTE `b`'s counts of kind `kind` for the queue of row `c`, one entry per bin; null without a window. */
+const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
+      SELECT array_agg(coalesce(b.n, 0) ORDER BY g.k) FROM generate_series(0, ${BIN_COUNT - 1}) g(k)
+      LEFT JOIN b ON b.name = c.name AND b.kind = '${kind}' AND b.bin = g.k) END`;
+
+/**
+ * One pass of the monitor over the queues named in $1 (null: all): counts each queue's jobs and caches the counts on
+ * its row (counted_on = now). With $2 (persistQueueStats) it also records, on the row and as a snapshot in
+ * queue_stats, what happened in the window since the previous pass: jobs created, completed and failed for good,
+ * and histograms of how long the jobs that finished in it waited (claim minus the later of creation and
+ * startAfter) and ran (finish minus claim). The window ends 10 seconds ago, so that a transaction stamped inside it
+ * has, in all likelihood, committed; it starts where the previous one ended, unless that is more than two hours (or
+ * two intervals, $3 seconds each) ago, or none was recorded: the window then starts now, and its deltas are 0 and
+ * its histograms null. Without $2 the deltas on the row are left as they were. Returns each queue's counts.
+ *
+ * Counted from the rows the table holds: a job deleted before a pass (removeOnComplete, a deleteAfterSeconds
+ * shorter than the interval) is missing from its deltas and histograms.
+ *
+ * $1 queue names text[] or null, $2 persist boolean, $3 monitor interval in seconds
+ */
+export const monitorQueues = (s: string) => `
+WITH win AS MATERIALIZED (
+  SELECT q.name, now() - interval '10 seconds' AS until,
+    CASE WHEN $2::boolean AND q.delta_on >= now() - interval '10 seconds' - greatest(interval '2 hours', $3::float8 * 2 * interval '1 second')
+      THEN q.delta_on END AS since
+  FROM ${s}.queues q
+  WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
+), c AS MATERIALIZED (
+  SELECT w.name, w.since, w.until, x.* FROM win w
+  CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE j.state < 'active')::int AS queued,
+      count(*) FILTER (WHERE j.state < 'active' AND j.blocked_by = 0 AND j.start_after > now())::int AS deferred,
+      count(*) FILTER (WHERE j.state < 'active' AND j.blocked_by > 0)::int AS blocked,
+      count(*) FILTER (WHERE j.state < 'active' AND j.blocked_by = 0 AND j.start_after <= now())::int AS ready,
+      -- waited since it became due (a deferred job, a retry: at start_after), 0 when nothing waits
+      coalesce(extract(epoch FROM now() - min(greatest(j.created_on, j.start_after))
+        FILTER (WHERE j.state < 'active' AND j.blocked_by = 0 AND j.start_after <= now())), 0)::float8 AS ready_oldest,
+      count(*) FILTER (WHERE j.state = 'active')::int AS active,
+      count(*) FILTER (WHERE j.state = 'failed')::int AS failed,
+      count(*)::int AS total,
+      array_agg(DISTINCT j.singleton_key ORDER BY j.singleton_key)
+        FILTER (WHERE j.state = 'active' AND j.policy IN ('singleton', 'stately') AND j.singleton_key IS NOT NULL) AS singletons,
+      count(*) FILTER (WHERE j.created_on > w.since AND j.created_on <= w.until)::int AS created_delta,
+      count(*) FILTER (WHERE j.state = 'completed' AND j.completed_on > w.since AND j.completed_on <= w.until)::int AS completed_delta,
+      count(*) FILTER (WHERE j.state = 'failed' AND j.completed_on > w.since AND j.completed_on <= w.until)::int AS failed_delta
+    FROM ${s}.jobs j WHERE j.queue = w.name
+  ) x
+), b AS MATERIALIZED (
+  SELECT w.name, v.kind, v.bin, count(*)::int AS n
+  FROM win w
+  JOIN ${s}.jobs j ON j.queue = w.name
+  CROSS JOIN LATERAL (VALUES
+    ('wait', ${BIN('extract(epoch FROM j.started_on - greatest(j.created_on, j.start_after))::float8')}),
+    ('run', ${BIN('extract(epoch FROM j.completed_on - j.started_on)::float8')})) v(kind, bin)
+  WHERE w.since IS NOT NULL AND j.state IN ('completed', 'failed') AND j.started_on IS NOT NULL
+    AND j.completed_on > w.since AND j.completed_on <= w.until
+  GROUP BY 1, 2, 3
+), counted AS (
+  UPDATE ${s}.queues q SET
+    queued_count = c.queued, deferred_count = c.deferred, blocked_count = c.blocked, ready_count = c.ready,
+    active_count = c.active, failed_count = c.failed, total_count = c.total, ready_oldest_seconds = c.ready_oldest,
+    singletons_active = c.singletons, counted_on = now(),
+    created_delta = CASE WHEN $2 THEN c.created_delta ELSE q.created_delta END,
+    completed_delta = CASE WHEN $2 THEN c.completed_delta ELSE q.completed_delta END,
+    failed_delta = CASE WHEN $2 THEN c.failed_delta ELSE q.failed_delta END,
+    delta_seconds = CASE WHEN $2 THEN extract(epoch FROM c.until - c.since)::float8 ELSE q.delta_seconds END,
+    delta_on = CASE WHEN $2 THEN c.until ELSE q.delta_on END,
+    wait_bins = CASE WHEN $2 THEN ${HISTOGRAM('wait')} ELSE q.wait_bins END,
+    run_bins = CASE WHEN $2 THEN ${HISTOGRAM('run')} ELSE q.run_bins END
+  FROM c
+  WHERE q.name = c.name
+  RETURNING q.*
+), snapshot AS (
+  INSERT INTO ${s}.queue_stats (queue, captured_on, queued_count, deferred_count, blocked_count, ready_count, active_count,
+    failed_count, total_count, ready_oldest_seconds, created_delta, completed_delta, failed_delta, delta_seconds, delta_on,
+    wait_bins, run_bins)
+  SELECT k.name, k.counted_on, k.queued_count, k.deferred_count, k.blocked_count, k.ready_count, k.active_count,
+    k.failed_count, k.total_count, k.ready_oldest_seconds, k.created_delta, k.completed_delta, k.failed_delta, k.delta_seconds,
+    k.delta_on, k.wait_bins, k.run_bins
+  FROM counted k WHERE $2
+  ON CONFLICT (queue, captured_on) DO NOTHING
+)
+SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size FROM counted k ORDER BY k.name`;
+
+/** Deletes the snapshots older than $1 days. */
+export const deleteOldQueueStats = (s: string) => `DELETE FROM ${s}.queue_stats WHERE captured_on < now() - $1::float8 * interval '1 day'`;
+
+/** Takes the monitor's cluster-wide lock for this transaction, if it is free. $1 schema name */
+export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824375, hashtext($1)) AS locked`;

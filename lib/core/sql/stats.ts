@@ -1,0 +1,12 @@
+/**
+ * A queue's monitor snapshots (queue_stats), most recent first, captured within [$2, $3] (null: unbounded), at most
+ * $4. Read through the primary key (queue, captured_on).
+ */
+export const readQueueStats = (s: string) => `
+SELECT x.queue AS name, x.captured_on, x.queued_count, x.deferred_count, x.blocked_count, x.ready_count, x.active_count,
+  x.failed_count, x.total_count, x.ready_oldest_seconds, x.created_delta, x.completed_delta, x.failed_delta, x.delta_seconds,
+  x.delta_on, x.wait_bins, x.run_bins
+FROM ${s}.queue_stats x
+WHERE x.queue = $1 AND ($2::timestamptz IS NULL OR x.captured_on >= $2) AND ($3::timestamptz IS NULL OR x.captured_on <= $3)
+ORDER BY x.captured_on DESC
+LIMIT $4`;

@@ -1,0 +1,226 @@
+import { binOf, BIN_COUNT } from '../../lib/core/bins.js';
+import { buildStatements } from '../../lib/core/sql/index.js';
+import { until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('monitor');
+const q = f.create({ supervise: false });
+const stats = f.create({ supervise: false, persistQueueStats: true });
+afterAll(() => f.cleanup());
+
+let n = 0;
+async function queue(options = {}): Promise<string> {
+  const name = `mon${++n}`;
+  await q.createQueue(name, options);
+  return name;
+}
+
+/** Stores a finished job with the given timestamps (seconds before now) directly, as a backdated fixture. */
+async function finished(
+  name: string,
+  state: 'completed' | 'failed',
+  ago: { created: number; due?: number; started: number | null; ended: number },
+): Promise<void> {
+  await f.sql(
+    `INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until,
+       created_on, start_after, started_on, completed_on)
+     VALUES ($1, $2, 0, 0, false, 60, 3600, 'infinity',
+       now() - $3 * interval '1 second', now() - $4 * interval '1 second',
+       now() - $5 * interval '1 second', now() - $6 * interval '1 second')`,
+    [name, state, ago.created, ago.due ?? ago.created, ago.started, ago.ended],
+  );
+}
+
+/** Sets where the queue's last recorded window ended, as if a pass had run then. */
+const windowEnded = (name: string, secondsAgo: number) =>
+  f.sql(`UPDATE $schema.queues SET delta_on = now() - $2 * interval '1 second' WHERE name = $1`, [name, secondsAgo]);
+
+describe('the monitor pass caches counts on the queue', () => {
+  it('getQueue reads the cache: zeros before a pass, the counts of the last pass after it', async () => {
+    const name = await queue();
+    await q.insert(name, [{}, {}, { startAfter: 3600 }]);
+    expect(await q.getQueue(name)).toMatchObject({ queuedCount: 0, totalCount: 0, countedOn: null });
+    const result = await q.monitor({ force: true });
+    expect(result.ran).toBe(true);
+    expect(result.queues.find((x) => x.name === name)).toEqual({ name, queuedCount: 3, readyCount: 2, warningQueueSize: null });
+    const counted = (await q.getQueue(name))!;
+    expect(counted).toMatchObject({ queuedCount: 3, deferredCount: 1, readyCount: 2, activeCount: 0, totalCount: 3 });
+    expect(counted.countedOn).toBeInstanceOf(Date);
+    await q.send(name, {});
+    expect((await q.getQueue(name))!.queuedCount).toBe(3);
+    expect((await q.getQueue(name, { force: true }))!.queuedCount).toBe(4);
+  });
+
+  it('force counts the named queue only', async () => {
+    const a = await queue();
+    const b = await queue();
+    await q.send(a, {});
+    await q.send(b, {});
+    await q.getQueue(a, { force: true });
+    expect((await q.getQueue(a))!.queuedCount).toBe(1);
+    expect((await q.getQueue(b))!.countedOn).toBeNull();
+  });
+
+  it('counts every state, blocked flow children apart from deferred jobs', async () => {
+    const name = await queue();
+    const parent = await queue();
+    await q.flow([
+      { name: parent, ref: 'p' },
+      { name, ref: 'c', dependsOn: ['p'] },
+    ]);
+    await q.insert(name, [{ retryLimit: 0 }, {}, {}, { startAfter: 60 }]);
+    const [first, second] = await q.fetch(name, { batchSize: 2 });
+    await q.fail(name, first!.id, new Error('x'));
+    expect(second).toBeDefined();
+    await q.monitor({ force: true });
+    expect(await q.getQueue(name)).toMatchObject({
+      queuedCount: 3,
+      blockedCount: 1,
+      deferredCount: 1,
+      readyCount: 1,
+      activeCount: 1,
+      failedCount: 1,
+      totalCount: 5,
+    });
+  });
+
+  it('lists the keys of the active jobs of a singleton queue', async () => {
+    const name = await queue({ policy: 'singleton' });
+    await q.insert(name, [{ singletonKey: 'b' }, { singletonKey: 'a' }, { singletonKey: 'c' }]);
+    await q.fetch(name, { batchSize: 2 });
+    await q.monitor({ force: true });
+    expect((await q.getQueue(name))!.singletonsActive).toEqual(['a', 'b']);
+    const plain = await queue();
+    await q.monitor({ force: true });
+    expect((await q.getQueue(plain))!.singletonsActive).toBeNull();
+  });
+
+  it('two instances asked at once: one pass runs', async () => {
+    const a = f.create({ supervise: false });
+    const b = f.create({ supervise: false });
+    await Promise.all([a.start(), b.start()]);
+    await f.sql(`DELETE FROM $schema.maintenance WHERE task IN ('monitor', 'reap')`);
+    const monitors = await Promise.all([a.monitor(), b.monitor(), a.monitor(), b.monitor()]);
+    expect(monitors.filter((r) => r.ran)).toHaveLength(1);
+    const passes = await Promise.all([a.maintain(), b.maintain(), a.maintain(), b.maintain()]);
+    expect(passes.filter((r) => r.ran)).toHaveLength(1);
+  });
+
+  it('a supervising instance runs the pass on its own, every monitorIntervalSeconds', async () => {
+    const name = await queue();
+    await q.send(name, {});
+    await f.sql(`DELETE FROM $schema.maintenance WHERE task = 'monitor'`);
+    await f.create({ supervise: true, monitorIntervalSeconds: 1 }).start();
+    await until(async () => (await q.getQueue(name))!.queuedCount === 1, 'the supervisor counted the queue');
+  });
+});
+
+describe('persistQueueStats: deltas and histograms', () => {
+  it('counts what was created, completed and failed in the window, and bins how long the finished jobs waited and ran', async () => {
+    const name = await queue();
+    await windowEnded(name, 100); // the window is (now - 100 s, now - 10 s]
+    await finished(name, 'completed', { created: 90, started: 89.5, ended: 88 }); // waited 0.5 s, ran 1.5 s
+    await finished(name, 'completed', { created: 200, due: 60, started: 57, ended: 50 }); // deferred: waited 3 s from due, ran 7 s
+    await finished(name, 'failed', { created: 80, started: 79.98, ended: 20 }); // waited 20 ms, ran 59.98 s
+    await finished(name, 'failed', { created: 70, started: null, ended: 69 }); // failed unstarted: no wait, no run
+    await finished(name, 'completed', { created: 8, started: 7, ended: 6 }); // in the last 10 s: the next window's
+    await finished(name, 'completed', { created: 300, started: 299, ended: 150 }); // before the window
+    await stats.monitor({ force: true });
+    const info = (await stats.getQueue(name))!;
+    expect(info).toMatchObject({ createdDelta: 3, completedDelta: 2, failedDelta: 2 });
+    expect(info.deltaSeconds).toBeCloseTo(90, 0);
+    expect(Date.now() - info.deltaOn!.getTime()).toBeGreaterThanOrEqual(9_000);
+    const expected = (seconds: number[]) => {
+      const bins = new Array<number>(BIN_COUNT).fill(0);
+      for (const s of seconds) bins[binOf(s)] = (bins[binOf(s)] ?? 0) + 1;
+      return bins;
+    };
+    expect(info.waitBins).toEqual(expected([0.5, 3, 0.02]));
+    expect(info.runBins).toEqual(expected([1.5, 7, 59.98]));
+    const [snapshot] = await f.sql<{ created_delta: number; wait_bins: number[]; captured_on: Date }>(
+      'SELECT created_delta, wait_bins, captured_on FROM $schema.queue_stats WHERE queue = $1',
+      [name],
+    );
+    expect(snapshot).toMatchObject({ created_delta: 3, wait_bins: info.waitBins });
+    expect(snapshot!.captured_on).toEqual(info.countedOn);
+  });
+
+  it('puts each duration in the bin binOf names, from under 10 ms to beyond a day', async () => {
+    // a window may span two intervals: with a day's interval, two days
+    const long = f.create({ supervise: false, persistQueueStats: true, monitorIntervalSeconds: 86_400 });
+    const name = await queue();
+    await windowEnded(name, 150_000);
+    const runs = [0.004, 0.012, 0.3, 2.5, 75, 4_000, 50_000, 90_000];
+    for (const run of runs) await finished(name, 'completed', { created: 100_020 + run, started: 100_000 + run, ended: 100_000 });
+    await long.monitor({ force: true });
+    const info = (await long.getQueue(name))!;
+    expect(info.runBins!.flatMap((count, bin) => Array<number>(count).fill(bin))).toEqual(runs.map(binOf));
+    expect(info.waitBins![binOf(20)]).toBe(runs.length);
+  });
+
+  it('starts a fresh window when none was recorded, or the last ended long ago', async () => {
+    const name = await queue();
+    await finished(name, 'completed', { created: 30, started: 29, ended: 28 });
+    await stats.monitor({ force: true });
+    const first = (await stats.getQueue(name))!;
+    expect(first).toMatchObject({ createdDelta: 0, completedDelta: 0, deltaSeconds: null, waitBins: null, runBins: null });
+    expect(first.deltaOn).toBeInstanceOf(Date);
+    await windowEnded(name, 3 * 3600);
+    await stats.monitor({ force: true });
+    expect(await stats.getQueue(name)).toMatchObject({ completedDelta: 0, deltaSeconds: null });
+  });
+
+  it('without persistQueueStats, records no deltas and no snapshot', async () => {
+    const name = await queue();
+    await windowEnded(name, 100);
+    await finished(name, 'completed', { created: 90, started: 89, ended: 88 });
+    await q.monitor({ force: true });
+    expect(await q.getQueue(name)).toMatchObject({ totalCount: 1, completedDelta: 0, waitBins: null });
+    expect(await f.sql('SELECT 1 FROM $schema.queue_stats WHERE queue = $1', [name])).toEqual([]);
+  });
+
+  it('deletes snapshots older than queueStatRetentionDays, and a queue takes its snapshots with it', async () => {
+    const name = await queue();
+    await f.sql(
+      `INSERT INTO $schema.queue_stats (queue, captured_on) VALUES ($1, now() - interval '8 days'), ($1, now() - interval '6 days')`,
+      [name],
+    );
+    await stats.monitor({ force: true });
+    const kept = await f.sql<{ days: number }>(
+      `SELECT round(extract(epoch FROM now() - captured_on) / 86400)::int AS days FROM $schema.queue_stats WHERE queue = $1 ORDER BY 1`,
+      [name],
+    );
+    expect(kept.map((r) => r.days)).toEqual([0, 6]);
+    await q.deleteQueue(name);
+    expect(await f.sql('SELECT 1 FROM $schema.queue_stats WHERE queue = $1', [name])).toEqual([]);
+  });
+});
+
+describe('the cost of a pass', () => {
+  it('is never compiled by JIT, though the engine session prices a whole-table read at 10^10', async () => {
+    await queue();
+    const statements = buildStatements(`"${f.schema}"`);
+    const client = await f.pool.connect();
+    const jitOf = async () => {
+      const { rows } = await client.query<{ 'QUERY PLAN': [Record<string, unknown>] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${statements.monitorQueues}`,
+        [null, true, 60],
+      );
+      return rows[0]!['QUERY PLAN'][0].JIT;
+    };
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT set_config('enable_seqscan', 'off', true), set_config('jit_above_cost', '0', true)`);
+      const [{ available }] = (await client.query<{ available: boolean }>('SELECT pg_jit_available() AS available')).rows as [
+        { available: boolean },
+      ];
+      // where the server can JIT, this plan is compiled unless the pass's settings say otherwise
+      if (available) expect(await jitOf()).toBeDefined();
+      await client.query(statements.setPassSettings, [60_000]);
+      expect(await jitOf()).toBeUndefined();
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+  });
+});
