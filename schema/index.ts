@@ -215,13 +215,26 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     lastRunOn: timestamp('last_run_on', { withTimezone: true }).notNull(),
   });
 
+  // a row per running instance, refreshed every few seconds (migration 7)
+  const workers = schema.table('workers', {
+    id: text('id').primaryKey(),
+    host: text('host').notNull(),
+    pid: integer('pid').notNull(),
+    version: text('version').notNull(),
+    loops: jsonb('loops')
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    startedOn: timestamp('started_on', { withTimezone: true }).notNull().defaultNow(),
+    heartbeatOn: timestamp('heartbeat_on', { withTimezone: true }).notNull().defaultNow(),
+  });
+
   const migrations = schema.table('migrations', {
     version: integer('version').primaryKey(),
     name: text('name').notNull(),
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, migrations };
+  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, workers, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -235,5 +248,6 @@ export const jobs = defaults.jobs;
 export const jobDeps = defaults.jobDeps;
 export const rateWindows = defaults.rateWindows;
 export const maintenance = defaults.maintenance;
+export const workers = defaults.workers;
 export const migrations = defaults.migrations;
 export { MIGRATIONS, type Migration } from './migrations/index.js';

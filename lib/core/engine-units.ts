@@ -1,5 +1,6 @@
 // The wiring of one engine: the units PgQueue's public methods delegate to, made once around a shared runtime.
 import type { ResolvedConfig } from './config.js';
+import { ClusterRegistry } from './cluster-registry.js';
 import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
 import { JobControl } from './job-control.js';
@@ -20,11 +21,16 @@ export interface EngineUnits {
   readonly fetcher: Fetcher;
   readonly jobs: JobControl;
   readonly registry: WorkerRegistry;
+  readonly cluster: ClusterRegistry;
 }
 
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
   const runtime = new Runtime(config, log, events);
   const sender = new Sender(runtime);
+  const registry = new WorkerRegistry(runtime);
+  const cluster = new ClusterRegistry(runtime, registry);
+  registry.loopsChanged = () => cluster.nudge();
+  runtime.attach(cluster);
   return {
     runtime,
     admin: new QueueAdmin(runtime),
@@ -33,6 +39,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     flows: new Flows(runtime, sender),
     fetcher: new Fetcher(runtime),
     jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
-    registry: new WorkerRegistry(runtime),
+    registry,
+    cluster,
   };
 }

@@ -36,6 +36,8 @@ export interface MaintenanceContext {
   readonly intervalSeconds: number;
   /** Reports what the pass changed (with no listener, the engine's logger). */
   warning(message: string): void;
+  /** Reports a part of the pass that failed (the rest still runs). */
+  error(err: unknown, context: string): void;
 }
 
 /** How long retention may go on in one pass: half the interval, and never more than a minute. */
@@ -50,7 +52,11 @@ export class Maintenance {
   private stopping = false;
 
   constructor(private readonly ctx: MaintenanceContext) {
-    this.retention = new Retention(ctx.statements, retentionBudgetMs(ctx.intervalSeconds));
+    this.retention = new Retention({
+      statements: ctx.statements,
+      budgetMs: retentionBudgetMs(ctx.intervalSeconds),
+      error: (err, c) => ctx.error(err, c),
+    });
   }
 
   /** The engine is closing: a pass under way ends after its current batch. */

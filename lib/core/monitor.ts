@@ -50,11 +50,15 @@ export class QueueMonitor {
   run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
     const { statements, schema, intervalSeconds, persistQueueStats, queueStatRetentionDays } = this.ctx;
     return inTransaction(connect, async (client) => {
-      const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
-      const due =
-        lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1);
-      if (!due) return { ran: false, queues: [] };
+      // bounds the wait for the lock too
       await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+      // A forced pass waits for one under way to end, then runs: its caller asked for counts of now.
+      if (force) await client.query(statements.waitMonitorLock, [schema]);
+      else {
+        const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
+        const due = lock!.locked && (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1;
+        if (!due) return { ran: false, queues: [] };
+      }
       const { rows } = await client.query<MonitoredRow>(statements.monitorQueues, [null, persistQueueStats, intervalSeconds]);
       if (persistQueueStats) await client.query(statements.deleteOldQueueStats, [queueStatRetentionDays]);
       return {
@@ -73,7 +77,7 @@ export class QueueMonitor {
   async recount(connect: () => Promise<pg.PoolClient>, names: readonly string[]): Promise<void> {
     await inTransaction(connect, async (client) => {
       await client.query(this.ctx.statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
-      await client.query(this.ctx.statements.monitorQueues, [names, false, this.ctx.intervalSeconds]);
+      await client.query(this.ctx.statements.monitorQueues, [names, null, this.ctx.intervalSeconds]);
     });
   }
 }

@@ -246,3 +246,10 @@ export function splitHandlerOptions(options: Record<string, unknown>): { queue: 
 }
 
 export type { QueueOptions, SendOptions };
+
+/** `{ force? }` of maintain() and monitor(): a record with only `force`, a boolean. */
+export function parseForce(value: unknown): boolean {
+  const o = record('options', value ?? {});
+  noUnknownKeys('options', o, new Set(['force']));
+  return optBool('options.force', o.force) ?? false;
+}

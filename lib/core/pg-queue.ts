@@ -5,6 +5,7 @@ import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './c
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
+import { parseForce } from './options.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
@@ -22,6 +23,7 @@ import type {
   QueueStats,
   QueueStatsOptions,
   SendOptions,
+  WorkerInfo,
   WorkOptions,
 } from './types.js';
 
@@ -82,7 +84,7 @@ export class PgQueue extends EventEmitter {
    * another takes over within one interval. `force` runs it now regardless of the last run.
    */
   maintain(options: { force?: boolean } = {}): Promise<MaintenanceResult> {
-    return this.units.runtime.maintain(options.force ?? false);
+    return this.units.runtime.maintain(parseForce(options));
   }
 
   protected warning(message: string): void {
@@ -135,7 +137,7 @@ export class PgQueue extends EventEmitter {
    * cluster-wide; `force` runs one now regardless of the last one's time.
    */
   monitor(options: { force?: boolean } = {}): Promise<MonitorResult> {
-    return this.units.runtime.monitorPass(options.force ?? false);
+    return this.units.runtime.monitorPass(parseForce(options));
   }
 
   /**
@@ -145,6 +147,11 @@ export class PgQueue extends EventEmitter {
    */
   getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
     return this.units.stats.getQueueStats(name, options);
+  }
+
+  /** Every live instance of the cluster (the workers registry): where it runs, its version, its loops. */
+  getWorkers(): Promise<WorkerInfo[]> {
+    return this.units.cluster.getWorkers();
   }
 
   /** Every queue (or those named), with its settings and the counts the last monitor pass cached. */

@@ -10,6 +10,8 @@ export function closedError(): QueueError {
 /** A statement or checkout in flight; `reject` is null once a checkout holds its connection. */
 interface Pending {
   reject: ((err: Error) => void) | null;
+  /** A caller's call (counted by shut), or a statement the engine sends on its own (the workers registry). */
+  counted: boolean;
 }
 
 /**
@@ -19,6 +21,11 @@ interface Pending {
  */
 export class PoolGate {
   readonly exec: Executor;
+  /**
+   * Statements the engine sends on its own, not for a caller (the workers registry's heartbeat): shut() treats them
+   * as it treats the others, but does not count them among the calls it reports as left.
+   */
+  readonly background: Executor;
   private readonly pending = new Set<Pending>();
   private closed = false;
   private onIdle: (() => void) | null = null;
@@ -28,7 +35,8 @@ export class PoolGate {
     planOnce?: ReadonlySet<string>,
   ) {
     const inner = pgExecutor(pool, planOnce);
-    this.exec = { query: (text, values) => this.track(() => inner.query(text, values)) };
+    this.exec = { query: (text, values) => this.track(() => inner.query(text, values), true) };
+    this.background = { query: (text, values) => this.track(() => inner.query(text, values), false) };
   }
 
   /**
@@ -38,7 +46,7 @@ export class PoolGate {
   readonly connect = (): Promise<pg.PoolClient> => {
     if (this.closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
-      const entry: Pending = { reject };
+      const entry: Pending = { reject, counted: true };
       this.pending.add(entry);
       checkout(this.pool).then(
         (client) => {
@@ -66,10 +74,10 @@ export class PoolGate {
   };
 
   /** Runs `run` as one call in flight; rejected at once when the gate is shut. */
-  private track<T>(run: () => Promise<T>): Promise<T> {
+  private track<T>(run: () => Promise<T>, counted: boolean): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
     return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { reject };
+      const entry: Pending = { reject, counted };
       this.pending.add(entry);
       run().then(
         (value) => {
@@ -94,7 +102,7 @@ export class PoolGate {
    * Then refuses every new one (QUEUE_CLOSED). With `rejectLeft` (the queue ends this pool next, and what still waits for one of its
    * connections would never get one) the statements still in flight reject with QUEUE_CLOSED; otherwise (a
    * pool the caller owns) they run and settle when they do. A connection still held is its holder's to
-   * release. Returns how many statements were left.
+   * release. Returns how many callers' statements were left.
    */
   async shut(timeoutMs: number, rejectLeft: boolean): Promise<number> {
     const deadline = Date.now() + timeoutMs;
@@ -127,7 +135,7 @@ export class PoolGate {
         );
       }
     }
-    return left.length;
+    return left.filter((p) => p.counted).length;
   }
 
   /** What is in flight other than connections already held: statements, and checkouts waiting for a connection. */

@@ -2,12 +2,12 @@
 // with a partition of its own, that partition), and the key_strict_fifo keys a failed job holds back.
 import { inTransaction, type Executor } from './db.js';
 import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
-import { parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
+import { parseForce, parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
 import { toQueueResult, type QueueRow } from './rows.js';
 import { createQueueArgs } from './sql/index.js';
 import type { Runtime } from './runtime.js';
 import type { QueueOptions, QueueResult } from './types.js';
-import { noUnknownKeys, optBool, queueName, record } from './validate.js';
+import { queueName, record } from './validate.js';
 
 /** The queue administration calls; PgQueue's methods of the same names delegate here. */
 export class QueueAdmin {
@@ -127,9 +127,7 @@ export class QueueAdmin {
 
   async getQueue(name: string, options?: { force?: boolean }): Promise<QueueResult | null> {
     queueName('name', name);
-    const o = record('options', options ?? {});
-    noUnknownKeys('options', o, new Set(['force']));
-    if (optBool('options.force', o.force)) await this.rt.recount([name]);
+    if (parseForce(options)) await this.rt.recount([name]);
     const [row] = await (await this.rt.db()).query<QueueRow>(this.rt.statements.getQueues, [[name]]);
     return row ? toQueueResult(row) : null;
   }
@@ -183,6 +181,7 @@ const NO_COUNTS = {
   wait_bins: null,
   run_bins: null,
   counted_on: null,
+  unworked: false,
 };
 
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {

@@ -1,15 +1,19 @@
 // Retention: the part of the maintenance pass that keeps the jobs table bounded. Finished jobs past their deletion
 // time are deleted, jobs that waited unstarted past their retention fail (see sql/retention.ts). Each batch is a
 // transaction of its own with a bounded statement time, so a pass never holds rows, nor the vacuum horizon, for
-// longer than one batch; a pass that finds more than it may do in its time leaves the rest to the next one.
+// longer than one batch; a pass that finds more than it may do in its time leaves the rest to the next one. The
+// two parts fail apart: an error in one is reported and the other still runs.
 import type pg from 'pg';
 import { inTransaction } from './db.js';
 import type { Statements } from './sql/index.js';
 
-/** Rows per batch: a batch of 1,000 deletes costs a few milliseconds (bench/soak.mjs prints a pass's cost). */
+/** Finished jobs one delete removes at most: a few milliseconds each (bench/soak.mjs prints a pass's cost). */
 export const RETENTION_BATCH = 1_000;
 
-/** Longest a batch may run before PostgreSQL cancels it (and the pass stops until the next one). */
+/** Jobs one expiry statement walks (reads, and fails those past their retention). */
+export const EXPIRY_WALK = 5_000;
+
+/** Longest a batch may run before PostgreSQL cancels it (its part of the pass then stops until the next pass). */
 export const RETENTION_STATEMENT_TIMEOUT_MS = 10_000;
 
 /** What a retention pass did. */
@@ -18,44 +22,81 @@ export interface RetentionResult {
   deleted: number;
   /** Jobs that waited past their retention, now failed. */
   expired: { id: string; queue: string }[];
-  /** True when the pass stopped with rows left (its time ran out, or the engine is closing). */
+  /** True when the deletes stopped with finished jobs left past their time (its time ran out, or the engine is closing). */
   more: boolean;
 }
 
-/** One instance's retention work; the maintenance pass decides when it runs. */
-export class Retention {
-  constructor(
-    private readonly statements: Statements,
-    /** How long a pass may go on starting batches, in milliseconds. */
-    private readonly budgetMs: number,
-  ) {}
+/** What retention needs of the engine. */
+export interface RetentionContext {
+  readonly statements: Statements;
+  /** How long a pass may go on starting batches, in milliseconds. */
+  readonly budgetMs: number;
+  error(err: unknown, context: string): void;
+}
 
-  /** Runs batches until none is full, the budget is spent, or `stopping()` says the engine is closing. */
+interface WalkRow {
+  expired: { id: string; queue: string }[];
+  walked: number;
+  last_queue: string | null;
+  last_id: string | null;
+}
+
+/** One instance's retention work; the maintenance pass decides when it runs. It keeps where the expiry walk is. */
+export class Retention {
+  private cursor: [string, string] = ['', '0'];
+
+  constructor(private readonly ctx: RetentionContext) {}
+
+  /**
+   * Deletes finished jobs while batches are full, then walks the table for expired jobs, from where the last pass
+   * left the walk to the end of the table (the next pass starts over), until the budget is spent or `stopping()`.
+   */
   async run(connect: () => Promise<pg.PoolClient>, stopping: () => boolean): Promise<RetentionResult> {
-    const deadline = Date.now() + this.budgetMs;
-    const result: RetentionResult = { deleted: 0, expired: [], more: false };
+    const deadline = Date.now() + this.ctx.budgetMs;
     const more = () => Date.now() < deadline && !stopping();
-    // Expiry first: a job it fails may be deleted in this same pass when its queue keeps failures for no time.
-    for (;;) {
-      const rows = await this.batch<{ id: string; queue: string }>(connect, this.statements.expireWaitingJobs);
-      result.expired.push(...rows);
-      if (rows.length < RETENTION_BATCH) break;
-      if (!more()) return { ...result, more: true };
+    const result: RetentionResult = { deleted: 0, expired: [], more: false };
+    try {
+      for (;;) {
+        const [row] = await this.batch<{ deleted: number }>(connect, this.ctx.statements.deleteFinishedJobs, [RETENTION_BATCH]);
+        result.deleted += row?.deleted ?? 0;
+        if ((row?.deleted ?? 0) < RETENTION_BATCH) break;
+        if (!more()) {
+          result.more = true;
+          break;
+        }
+      }
+    } catch (err) {
+      this.ctx.error(err, 'retention: deleting finished jobs');
     }
-    for (;;) {
-      const [row] = await this.batch<{ deleted: number }>(connect, this.statements.deleteFinishedJobs);
-      const deleted = row?.deleted ?? 0;
-      result.deleted += deleted;
-      if (deleted < RETENTION_BATCH) break;
-      if (!more()) return { ...result, more: true };
+    // The walk goes on from where the last pass left it; it ends at the end of the table (the next one starts over).
+    while (more()) {
+      const [queue, id] = this.cursor;
+      try {
+        const [row] = await this.batch<WalkRow>(connect, this.ctx.statements.expireWaitingJobs, [EXPIRY_WALK, queue, id]);
+        result.expired.push(...(row?.expired ?? []));
+        const done = !row || row.walked < EXPIRY_WALK || row.last_queue === null || row.last_id === null;
+        this.cursor = done ? ['', '0'] : [row.last_queue!, row.last_id!];
+        if (done) return result;
+      } catch (err) {
+        this.ctx.error(err, `retention: expiring waiting jobs after job ${id} of queue "${queue}"`);
+        // Past the slice that failed, so that a row it cannot change holds back no other; the next walk tries it again.
+        const [end] = await this.batch<{ last_queue: string; last_id: string }>(connect, this.ctx.statements.walkEnd, [
+          EXPIRY_WALK,
+          queue,
+          id,
+        ]).catch(() => []);
+        this.cursor = end ? [end.last_queue, end.last_id] : ['', '0'];
+        return result;
+      }
     }
+    // the walk goes on at the next pass: that is its normal pace on a large table, not a backlog
     return result;
   }
 
-  private batch<R extends pg.QueryResultRow>(connect: () => Promise<pg.PoolClient>, text: string): Promise<R[]> {
+  private batch<R extends pg.QueryResultRow>(connect: () => Promise<pg.PoolClient>, text: string, values: unknown[]): Promise<R[]> {
     return inTransaction(connect, async (client) => {
-      await client.query(this.statements.setPassSettings, [RETENTION_STATEMENT_TIMEOUT_MS]);
-      return (await client.query<R>(text, [RETENTION_BATCH])).rows;
+      await client.query(this.ctx.statements.setPassSettings, [RETENTION_STATEMENT_TIMEOUT_MS]);
+      return (await client.query<R>(text, values)).rows;
     });
   }
 }

@@ -40,6 +40,7 @@ export interface QueueRow {
   wait_bins: number[] | null;
   run_bins: number[] | null;
   counted_on: Date | null;
+  unworked: boolean;
   table_name: string;
 }
 
@@ -81,6 +82,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     waitBins: r.wait_bins,
     runBins: r.run_bins,
     countedOn: r.counted_on,
+    unworked: r.unworked,
     table: r.table_name,
     createdOn: r.created_on,
     updatedOn: r.updated_on,

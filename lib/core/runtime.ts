@@ -38,6 +38,8 @@ export class Runtime {
   private starting: Promise<void> | null = null;
   private supervisor: Supervisor | null = null;
   private monitorSupervisor: Supervisor | null = null;
+  /** Units that run beside the engine from its start to its close (the workers registry). */
+  private readonly attached: { start(): void; stop(): Promise<void> }[] = [];
   /** Set when close() begins: every call made from then on rejects with QUEUE_CLOSED. */
   private closingFlag = false;
   private closed = false;
@@ -56,6 +58,7 @@ export class Runtime {
       channel: config.channel,
       intervalSeconds: config.maintenanceIntervalSeconds,
       warning: (message) => events.warning(message),
+      error: (err, context) => events.error(err, context),
     });
     this.monitor = new QueueMonitor({
       statements: this.statements,
@@ -106,6 +109,12 @@ export class Runtime {
     return this.gate.exec;
   }
 
+  /** The executor for statements the engine sends on its own, not for a caller (see PoolGate.background). */
+  get background(): Executor {
+    if (!this.gate) throw new Error('the engine has not started');
+    return this.gate.background;
+  }
+
   /** Connections of the engine's own (in flight until released), once started: for statements that share a transaction. */
   get connect(): () => Promise<pg.PoolClient> {
     if (!this.gate) throw new Error('the engine has not started');
@@ -121,6 +130,11 @@ export class Runtime {
   async maintain(force: boolean): Promise<MaintenanceResult> {
     await this.start();
     return this.maintenance.run(this.gate!.connect, force);
+  }
+
+  /** Starts `unit` when the engine starts (at once if it has), and stops it when the engine closes, before the pool. */
+  attach(unit: { start(): void; stop(): Promise<void> }): void {
+    this.attached.push(unit);
   }
 
   /** One monitor pass now (see PgQueue.monitor). */
@@ -172,6 +186,7 @@ export class Runtime {
       );
       this.monitorSupervisor.start();
     }
+    for (const unit of this.attached) unit.start();
   }
 
   /**
@@ -195,6 +210,7 @@ export class Runtime {
     await Promise.all([stopLoops(left()), supervisor && within(supervisor, left()), monitor && within(monitor, left())]);
     this.supervisor = null;
     this.monitorSupervisor = null;
+    await Promise.all(this.attached.map((unit) => within(unit.stop(), left())));
     const owned = this.config.connectionString !== null;
     // The gate stays: a call that got past start() before close() began meets QUEUE_CLOSED there, not a null.
     const unsettled = (await this.gate?.shut(left(), owned)) ?? 0;

@@ -9,10 +9,35 @@ export type Snapshot = Omit<QueueStats, 'percentiles'>;
 
 const COUNTS = ['queuedCount', 'deferredCount', 'blockedCount', 'readyCount', 'activeCount', 'failedCount', 'totalCount'] as const;
 
+/** The largest and the smallest of `values` (a loop: spreading 200,000 values into Math.max overflows the stack). */
+function extremes(values: readonly number[]): { min: number; max: number } {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return { min, max };
+}
+
 function aggregate(values: number[], how: QueueStatsAggregate): number {
-  if (how === 'min') return Math.min(...values);
   if (how === 'avg') return Math.round(values.reduce((a, b) => a + b, 0) / values.length);
-  return Math.max(...values);
+  return extremes(values)[how];
+}
+
+/** The index of the last of the sorted `keys` at or before `key`, or -1 when all are after it. */
+function lastAtOrBefore(keys: readonly number[], key: number): number {
+  let lo = 0;
+  let hi = keys.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (keys[mid]! <= key) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
 }
 
 const bucketOf = (d: Date, widthSeconds: number) => Math.floor(d.getTime() / 1000 / widthSeconds) * widthSeconds;
@@ -62,9 +87,8 @@ export function downsample(snapshots: readonly Snapshot[], widthSeconds: number,
   const deltas = new Map<number, DeltaSum>();
   for (const s of snapshots) {
     if (s.deltaSeconds === null || s.deltaOn === null) continue;
-    const own = bucketOf(s.deltaOn, widthSeconds);
-    const earlier = keys.filter((k) => k <= own);
-    const key = earlier.length > 0 ? earlier[earlier.length - 1]! : keys.find((k) => k > own)!;
+    const at = lastAtOrBefore(keys, bucketOf(s.deltaOn, widthSeconds));
+    const key = keys[Math.max(0, at)]!;
     deltas.set(key, addDelta(deltas.get(key), s));
   }
   return keys
@@ -85,7 +109,7 @@ export function downsample(snapshots: readonly Snapshot[], widthSeconds: number,
       return {
         name: group[0]!.name,
         ...counts,
-        readyOldestSeconds: Math.max(...group.map((s) => s.readyOldestSeconds)),
+        readyOldestSeconds: extremes(group.map((s) => s.readyOldestSeconds)).max,
         createdDelta: d?.createdDelta ?? null,
         completedDelta: d?.completedDelta ?? null,
         failedDelta: d?.failedDelta ?? null,
@@ -103,9 +127,9 @@ export function downsample(snapshots: readonly Snapshot[], widthSeconds: number,
  * snapshots' own first and last capture. At least one second.
  */
 export function widthFor(points: number, snapshots: readonly Snapshot[], from?: Date, to?: Date): number {
-  const times = snapshots.map((s) => s.capturedOn.getTime());
-  const start = from?.getTime() ?? Math.min(...times);
-  const end = to?.getTime() ?? Math.max(...times);
+  const times = extremes(snapshots.map((s) => s.capturedOn.getTime()));
+  const start = from?.getTime() ?? times.min;
+  const end = to?.getTime() ?? times.max;
   if (!Number.isFinite(start) || !Number.isFinite(end) || end <= start) return 1;
   return Math.max(1, Math.ceil((end - start) / 1000 / points));
 }

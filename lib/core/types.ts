@@ -151,6 +151,11 @@ export interface QueueResult {
   runBins: number[] | null;
   /** When the counts were taken; null before any monitor pass counted the queue. */
   countedOn: Date | null;
+  /**
+   * True when the queue had ready jobs at the last count and no live instance of the cluster (getWorkers) runs a
+   * loop on it now: nothing will take them.
+   */
+  unworked: boolean;
   /** The table that stores the queue's jobs. */
   table: string;
   createdOn: Date;
@@ -313,4 +318,21 @@ export interface QueueStats {
   capturedOn: Date;
   /** With the `percentiles` option: each percent asked, read from the histograms, in seconds (null: no data). */
   percentiles?: { p: number; waitSeconds: number | null; runSeconds: number | null }[];
+}
+
+/** A running instance of the engine, as the workers registry shows it (getWorkers). */
+export interface WorkerInfo {
+  /** The instance's id: host, pid and a random suffix. */
+  id: string;
+  host: string;
+  pid: number;
+  /** The nestjs-pgqueue version it runs. */
+  version: string;
+  /** Its worker loops: each one's id (the workerId of the jobs it holds), queue, concurrency and active jobs. */
+  loops: { id: string; queue: string; concurrency: number; active: number }[];
+  /** The same loops added up per queue. */
+  queues: { name: string; concurrency: number; active: number }[];
+  startedOn: Date;
+  /** Its last refresh (every 5 s); an instance 30 s late no longer counts and its row is deleted. */
+  heartbeatOn: Date;
 }

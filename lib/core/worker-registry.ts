@@ -13,6 +13,8 @@ import { Worker, type WorkerContext } from './worker.js';
 export class WorkerRegistry {
   private readonly workers = new Map<string, Worker>();
   private notifier: Notifier | null = null;
+  /** Told when a loop starts or stops (the workers registry refreshes this instance's row then). */
+  loopsChanged: () => void = () => undefined;
 
   constructor(private readonly rt: Runtime) {}
 
@@ -50,6 +52,7 @@ export class WorkerRegistry {
     const worker = new Worker(ctx, name, parsed, handler as JobHandler);
     this.workers.set(worker.id, worker);
     worker.start();
+    this.loopsChanged();
     return worker.id;
   }
 
@@ -61,6 +64,7 @@ export class WorkerRegistry {
         this.workers.delete(w.id);
       }),
     );
+    this.loopsChanged();
   }
 
   /** Stops the loops of a queue (by name) or one loop (by id). */
@@ -77,6 +81,11 @@ export class WorkerRegistry {
 
   get count(): number {
     return this.workers.size;
+  }
+
+  /** Each loop as the workers registry shows it. */
+  loops(): { id: string; queue: string; concurrency: number; active: number }[] {
+    return [...this.workers.values()].map((w) => ({ id: w.id, queue: w.queue, concurrency: w.concurrency, active: w.activeCount }));
   }
 
   get activeJobCount(): number {

@@ -22,13 +22,22 @@ export const QUEUE_TABLE_AUTOVACUUM =
  *   (jobs_ready_idx) instead: an index of their own cost bulk inserts 10% of their throughput
  *   (bench/drain-cpu.mjs, two interleaved runs), for a scan that runs once per maintenance interval.
  * - A flow's links are deleted with their parent, found by the primary key's prefix.
+ * Like every migration, it runs in one transaction that holds the jobs table's lock: sends and claims wait while
+ * the failures stored before are given their new keep_until and the index is built (operations.md, "Migrations").
  */
 export const retention: Migration = {
   version: 5,
   name: 'retention',
   up: (s) => `
 ALTER TABLE ${s}.queues ADD COLUMN failed_delete_after_seconds integer NOT NULL DEFAULT 2592000;
+-- a queue that kept its finished jobs forever keeps its failures forever too
+UPDATE ${s}.queues SET failed_delete_after_seconds = 0 WHERE delete_after_seconds = 0;
 ALTER TABLE ${s}.jobs ADD COLUMN slot_until timestamptz;
+-- failures stored before: kept as their queue now says, from when they failed
+UPDATE ${s}.jobs j SET keep_until = CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+    ELSE coalesce(j.completed_on, now()) + q.failed_delete_after_seconds * interval '1 second' END
+  FROM ${s}.queues q
+  WHERE q.name = j.queue AND j.state = 'failed';
 
 CREATE INDEX jobs_finished_keep_idx ON ${s}.jobs (keep_until) WHERE state > 'active';
 

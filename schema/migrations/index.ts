@@ -15,5 +15,6 @@ import { removeOnComplete } from './0003_remove_on_complete.js';
 import { dueWakeups } from './0004_due_wakeups.js';
 import { retention } from './0005_retention.js';
 import { monitor } from './0006_monitor.js';
+import { workers } from './0007_workers.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor, workers];

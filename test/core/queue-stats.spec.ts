@@ -1,5 +1,6 @@
 import { InvalidOptionError, QueueNotFoundError } from '../../lib/core/errors.js';
 import { percentile } from '../../lib/core/bins.js';
+import { until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('qstats');
@@ -114,5 +115,32 @@ describe('bad input', () => {
     }
     await expect(persisted.getQueueStats('qs.absent')).rejects.toBeInstanceOf(QueueNotFoundError);
     await expect(plain.getQueueStats('qs.absent')).rejects.toBeInstanceOf(QueueNotFoundError);
+  });
+});
+
+describe('force while a pass is under way', () => {
+  it('waits for that pass, then runs its own', async () => {
+    const name = await queue();
+    await plain.send(name, {});
+    const holder = await f.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(1885824375, hashtext($1))', [f.schema]);
+      const forced = persisted.getQueueStats(name, { force: true });
+      await until(
+        async () =>
+          (
+            await f.sql<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`,
+            )
+          )[0]!.n > 0,
+        'the forced pass waits for the lock',
+      );
+      await holder.query('COMMIT');
+      const [latest] = await forced;
+      expect(latest).toMatchObject({ name, queuedCount: 1 });
+    } finally {
+      holder.release();
+    }
   });
 });

@@ -280,3 +280,71 @@ describe('what the migration sets', () => {
     for (const row of rows) expect(row.reloptions).toContain('autovacuum_vacuum_scale_factor=0.01');
   });
 });
+
+describe('what review found', () => {
+  it('key_strict_fifo: an unmarked later job does not expire ahead of its due head', async () => {
+    const name = await queue({ policy: 'key_strict_fifo' });
+    const head = (await q.send(name, {}, { singletonKey: 'k', startAfter: 600 }))!;
+    const later = (await q.send(name, {}, { singletonKey: 'k' }))!;
+    // Sent while the head was deferred, the later job is not marked waiting. Now both are due; only the later one is
+    // past its retention, but the head is due and comes first: the claim would take it, and so the later one waits.
+    await f.sql(`UPDATE $schema.jobs SET start_after = now() - interval '1 minute', fifo_wait = 0 WHERE id = $1`, [head]);
+    await f.sql(`UPDATE $schema.jobs SET keep_until = now() - interval '1 second', fifo_wait = 0 WHERE id = $1`, [later]);
+    expect((await pass()).expired).toEqual([]);
+    expect((await q.getJobById(name, later))!.state).toBe('created');
+    // once the head is past its retention too, it expires first, and the later one waits behind its failure
+    await expire(head);
+    expect((await pass()).expired).toEqual([{ id: head, queue: name }]);
+    expect((await q.getJobById(name, later))!.state).toBe('created');
+  });
+
+  it('a retry whose delay passes the first deadline is not expired: its retention counts from when it is due', async () => {
+    const name = await queue({ retentionSeconds: 60, retryLimit: 1, retryDelay: 3600 });
+    const id = (await q.send(name, {}))!;
+    await q.fetch(name);
+    await q.fail(name, id, new Error('later'));
+    const job = (await q.getJobById(name, id))!;
+    expect(job.state).toBe('retry');
+    expect((job.keepUntil!.getTime() - job.startAfter!.getTime()) / 1000).toBeCloseTo(60, 0);
+    expect((await pass()).expired).toEqual([]);
+  });
+
+  it('a parent that fails for good takes down key_strict_fifo children without breaking their key', async () => {
+    const parents = await queue({ retryLimit: 0 });
+    const fifo = await queue({ policy: 'key_strict_fifo' });
+    const blocked = await finish(fifo, 'fail', { singletonKey: 'taken' }); // key "taken" already holds a failure
+    const ids = await q.flow([
+      { name: parents, ref: 'p' },
+      { name: fifo, ref: 'a', dependsOn: ['p'], singletonKey: 'k' },
+      { name: fifo, ref: 'b', dependsOn: ['p'], singletonKey: 'k' },
+      { name: fifo, ref: 'c', dependsOn: ['p'], singletonKey: 'taken' },
+    ]);
+    await q.fetch(parents);
+    await q.fail(parents, ids.p!, new Error('boom'));
+    const states = async (ref: 'a' | 'b' | 'c') => (await q.getJobById(fifo, ids[ref]!))!.state;
+    expect([await states('a'), await states('b'), await states('c')]).toEqual(['failed', 'cancelled', 'cancelled']);
+    expect((await q.getJobById(fifo, blocked))!.state).toBe('failed');
+  });
+
+  it('an expiry that fails is reported, and the deletes still run', async () => {
+    const name = await queue();
+    const done = await finish(name, 'complete');
+    const waiting = (await q.send(name, {}))!;
+    await expire([done, waiting]);
+    await f.sql(`CREATE FUNCTION $schema.refuse() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN IF NEW.state = 'failed' AND NEW.id = ${Number(waiting)} THEN RAISE EXCEPTION 'refused by a test trigger'; END IF; RETURN NEW; END $fn$`);
+    await f.sql(`CREATE TRIGGER refuse BEFORE UPDATE ON $schema.jobs_default FOR EACH ROW EXECUTE FUNCTION $schema.refuse()`);
+    const errors: string[] = [];
+    const reporting = f.create({ supervise: false });
+    reporting.on('error', (err) => errors.push(`${err.context}: ${err.message}`));
+    try {
+      const result = await reporting.maintain({ force: true });
+      expect(result.deleted).toBe(1);
+      expect(result.expired).toEqual([]);
+      expect(errors).toEqual([expect.stringMatching(/^retention: expiring waiting jobs .*refused by a test trigger/)]);
+    } finally {
+      await f.sql('DROP TRIGGER refuse ON $schema.jobs_default');
+    }
+    expect((await pass()).expired).toEqual([{ id: waiting, queue: name }]);
+  });
+});

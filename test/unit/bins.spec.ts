@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../lib/core/errors.js';
 import { addBins, BIN_COUNT, BIN_RATIO, binLowerEdge, binOf, percentile } from '../../lib/core/bins.js';
 
 /** A histogram with `counts` at the given bins and zeros elsewhere. */
@@ -23,12 +24,14 @@ describe('the 48 bins', () => {
     expect(binOf(0.015)).toBe(2);
     expect(binOf(1)).toBe(14); // 0.01 × 1.415^13 = 0.905, × 1.415 = 1.28
     expect(binOf(86_399)).toBe(BIN_COUNT - 2);
+    expect(binOf(86_400)).toBe(BIN_COUNT - 1); // a day, exactly: the last bin's lower edge
     expect(binOf(86_401)).toBe(BIN_COUNT - 1);
     expect(binOf(10 * 86_400)).toBe(BIN_COUNT - 1);
     // a negative or unreadable duration (clocks, a job with no start) lands in the first bin, never outside
     expect(binOf(-3)).toBe(0);
     expect(binOf(Number.NaN)).toBe(0);
     for (let k = 1; k < BIN_COUNT; k++) {
+      expect(binOf(binLowerEdge(k))).toBe(k);
       expect(binOf(binLowerEdge(k) * 1.0001)).toBe(k);
       expect(binOf(binLowerEdge(k) * 0.9999)).toBe(k - 1);
     }
@@ -44,7 +47,7 @@ describe('addBins', () => {
   });
 
   it('refuses histograms of different lengths', () => {
-    expect(() => addBins([1], [1, 2])).toThrow(RangeError);
+    expect(() => addBins([1], [1, 2])).toThrow(InvalidOptionError);
   });
 });
 
@@ -70,7 +73,7 @@ describe('percentile', () => {
   it('is null for an empty or missing histogram, and refuses a percent outside (0, 100]', () => {
     expect(percentile(histogram({}), 50)).toBeNull();
     expect(percentile(null, 50)).toBeNull();
-    for (const p of [0, -1, 100.1, Number.NaN]) expect(() => percentile(histogram({ 1: 1 }), p)).toThrow(RangeError);
+    for (const p of [0, -1, 100.1, Number.NaN]) expect(() => percentile(histogram({ 1: 1 }), p)).toThrow(InvalidOptionError);
   });
 
   it('of added histograms is the percentile of all their durations together', () => {

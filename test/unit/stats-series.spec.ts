@@ -99,3 +99,13 @@ describe('percentiles of a series', () => {
     ]);
   });
 });
+
+describe('a long series', () => {
+  it('downsamples 150,000 snapshots into as many buckets, and spans them for maxDataPoints, without spreading them', () => {
+    const long = Array.from({ length: 150_000 }, (_, i) => snap(10 * i + 5, i % 7, { on: 10 * i - 5, seconds: 10, created: 1 }));
+    const buckets = downsample(long, 10, 'max', 200_000);
+    expect(buckets).toHaveLength(150_000);
+    expect(buckets.reduce((sum, b) => sum + (b.createdDelta ?? 0), 0)).toBe(150_000);
+    expect(widthFor(100, long)).toBe(15_000);
+  });
+});

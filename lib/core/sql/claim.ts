@@ -1,4 +1,4 @@
-import { NO_CHILDREN, STAMP } from './fragments.js';
+import { FIFO_HEAD, NO_CHILDREN, STAMP } from './fragments.js';
 
 /**
  * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5. It matches
@@ -119,27 +119,6 @@ WITH candidates AS MATERIALIZED (
   ORDER BY d.priority DESC, d.start_after, d.id
   LIMIT $2
 )${CLAIM_UPDATE(s, t, '$6')}`;
-
-/**
- * The probes that say a key_strict_fifo job `c` is its key's head and its key is free: no other job of the
- * key in retry (that one keeps the head), active or failed, and, unless `c` is itself the key's job in retry,
- * no earlier job of the key that may run now (a deferred one is skipped, so a later job may run ahead of it).
- *
- * Each is written `coalesce((SELECT false … LIMIT 1), true)`: a scalar subquery is never turned into a join,
- * so it stays one index probe per job the walk meets (as NOT EXISTS, a plan may read the whole blocking index
- * once per claim instead), and the planner counts the test as passing half the rows. Written `(…) IS NULL`,
- * it counts 0.5% of them, prices the walk at millions, and JIT-compiles the claim: 450 ms a claim, measured.
- */
-const FIFO_HEAD = (t: string, c: string) => `coalesce((
-      SELECT false FROM ${t} b
-      WHERE b.queue = ${c}.queue AND b.singleton_key = ${c}.singleton_key AND b.id <> ${c}.id
-        AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo'
-      LIMIT 1), true)
-    AND (${c}.state = 'retry' OR coalesce((
-      SELECT false FROM ${t} e
-      WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
-        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
-      LIMIT 1), true))`;
 
 /**
  * The claim for key_strict_fifo queues: jobs of one key run strictly one after another, in the order they

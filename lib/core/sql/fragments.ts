@@ -17,6 +17,14 @@ export const KEEP_FAILED = (s: string) => `coalesce((SELECT CASE WHEN q.failed_d
     FROM ${s}.queues q WHERE q.name = j.queue), ${KEEP_FINISHED})`;
 
 /**
+ * The keep_until of row `j` going to retry, due at `due`: its retention counted again from that due time (a job
+ * waiting for a retry has not waited unstarted; keep_until − start_after is its retention while it waits, as the
+ * insert sets them), never earlier than it was. Without it, a retry whose delay passed the first deadline expired.
+ */
+export const RETRY_KEEP = (due: string) => `CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
+      ELSE greatest(j.keep_until, ${due} + (j.keep_until - j.start_after)) END`;
+
+/**
  * Seconds until the next attempt of row `j`: with backoff
  * min(retryDelayMax, retryDelay * (2^min(16,n)/2 + 2^min(16,n)/2 * random())) for the n-th retry,
  * else retryDelay. Shared by failures and expired leases.
@@ -108,14 +116,33 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
   JOIN doomed d ON dep.parent_queue = d.queue AND dep.parent_id = d.id
 ), orphaned AS (
   UPDATE ${s}.jobs j SET
-    state = CASE WHEN j.on_parent_failure = 'cancel' THEN 'cancelled' ELSE 'failed' END::${s}.job_state,
+    state = CASE WHEN d.fail THEN 'failed' ELSE 'cancelled' END::${s}.job_state,
     completed_on = statement_timestamp(),
-    keep_until = CASE WHEN j.on_parent_failure = 'cancel' THEN ${KEEP_FINISHED} ELSE ${KEEP_FAILED(s)} END,
+    keep_until = CASE WHEN d.fail THEN ${KEEP_FAILED(s)} ELSE ${KEEP_FINISHED} END,
     output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled'))
-  FROM (SELECT DISTINCT queue, id FROM doomed) d
+  FROM (${ORPHAN_FATE(s, from)}) d
   WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
   RETURNING j.id
 )`;
+
+/**
+ * Whether each doomed child (ORPHAN_DESCENDANTS) fails or is cancelled: cancelled when it asked to be
+ * (onParentFailure: 'cancel'), and a key_strict_fifo child also when failing it would put a second job of its key
+ * in retry, active or failed (jobs_fifo_blocking_idx): its key already holds one, a row of \`from\` (failed by this
+ * very statement, not yet visible to it) holds it, or an earlier doomed child of the key fails first. Without
+ * this, one such child made the whole statement fail: the parent's failure, the reaper's or retention's batch.
+ */
+const ORPHAN_FATE = (s: string, from: string) => `
+    SELECT c.queue, c.id, c.on_parent_failure IS DISTINCT FROM 'cancel' AND (c.policy <> 'key_strict_fifo' OR (
+      NOT EXISTS (
+        SELECT 1 FROM ${s}.jobs b
+        WHERE b.queue = c.queue AND b.singleton_key = c.singleton_key AND b.state IN ('retry', 'active', 'failed')
+          AND b.policy = 'key_strict_fifo')
+      AND NOT EXISTS (SELECT 1 FROM ${from} p WHERE p.queue = c.queue AND p.singleton_key = c.singleton_key AND p.state = 'failed')
+      AND c.id = min(c.id) FILTER (WHERE c.on_parent_failure IS DISTINCT FROM 'cancel')
+        OVER (PARTITION BY c.queue, c.singleton_key, c.policy))) AS fail
+    FROM (SELECT DISTINCT queue, id FROM doomed) o
+    JOIN ${s}.jobs c ON c.queue = o.queue AND c.id = o.id AND c.state = 'created' AND c.blocked_by > 0`;
 
 /**
  * A worker's fence also compares the attempt's stamp (`u.stamp`: started_on in microseconds, as its claim
@@ -181,3 +208,30 @@ export const WAKE_HOLDING = (channel: string) =>
  */
 export const WAKE_PAYLOAD = (queue: string, due: string) => `CASE WHEN ${due} <= clock_timestamp() THEN ${queue}
     ELSE ${queue} || ' ' || ceil(extract(epoch FROM ${due} - clock_timestamp()) * 1000)::bigint END`;
+
+/** How long an instance counts as live after its last heartbeat in the workers registry (migration 7). */
+export const WORKER_LIVE_SECONDS = 30;
+
+/** Row `w` of the workers registry is live: its heartbeat is within WORKER_LIVE_SECONDS. */
+export const LIVE_WORKER = (w: string) => `${w}.heartbeat_on >= now() - interval '${WORKER_LIVE_SECONDS} seconds'`;
+
+/**
+ * The probes that say a key_strict_fifo job `c` is its key's head and its key is free: no other job of the
+ * key in retry (that one keeps the head), active or failed, and, unless `c` is itself the key's job in retry,
+ * no earlier job of the key that may run now (a deferred one is skipped, so a later job may run ahead of it).
+ *
+ * Each is written `coalesce((SELECT false … LIMIT 1), true)`: a scalar subquery is never turned into a join,
+ * so it stays one index probe per job the walk meets (as NOT EXISTS, a plan may read the whole blocking index
+ * once per claim instead), and the planner counts the test as passing half the rows. Written `(…) IS NULL`,
+ * it counts 0.5% of them, prices the walk at millions, and JIT-compiles the claim: 450 ms a claim, measured.
+ */
+export const FIFO_HEAD = (t: string, c: string) => `coalesce((
+      SELECT false FROM ${t} b
+      WHERE b.queue = ${c}.queue AND b.singleton_key = ${c}.singleton_key AND b.id <> ${c}.id
+        AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo'
+      LIMIT 1), true)
+    AND (${c}.state = 'retry' OR coalesce((
+      SELECT false FROM ${t} e
+      WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
+        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
+      LIMIT 1), true))`;

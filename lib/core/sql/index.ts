@@ -10,6 +10,7 @@ import * as queues from './queues.js';
 import * as retention from './retention.js';
 import * as settle from './settle.js';
 import * as stats from './stats.js';
+import * as workers from './workers.js';
 
 const builders = {
   ...queues,
@@ -23,6 +24,7 @@ const builders = {
   ...monitor,
   ...retention,
   ...stats,
+  ...workers,
   ...limits,
 };
 

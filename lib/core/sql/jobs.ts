@@ -47,7 +47,7 @@ UPDATE ${t} j SET
   keep_until = ${KEEP_FINISHED}
 FROM ${IDS}
 WHERE j.queue = u.queue AND j.id = u.id AND j.state < 'completed'${orphans ? '' : ` AND ${NO_CHILDREN(s)}`}
-RETURNING j.queue, j.id, j.state
+RETURNING j.queue, j.id, j.state, j.singleton_key
 )${orphans ? `, ${ORPHAN_DESCENDANTS(s, 'cancelled')}` : ''}
 SELECT cancelled.id::text FROM cancelled`;
 

@@ -6,6 +6,7 @@ import {
   KEEP_FAILED,
   ORPHAN_DESCENDANTS,
   RETRY_DELAY,
+  RETRY_KEEP,
   RETRY_SLOT_FREE,
   WAKE_PAYLOAD,
 } from './fragments.js';
@@ -24,6 +25,8 @@ export const reapExpiredLeases = (s: string) => `
 WITH RECURSIVE expired AS MATERIALIZED (
   SELECT j.queue, j.id,
     (j.retry_count < j.retry_limit AND ${RETRY_SLOT_FREE(`${s}.jobs`)}) AS retrying,
+    -- the delay once per job: backoff draws a random share
+    ${RETRY_DELAY} AS delay,
     jsonb_build_object(
       'name', 'LeaseExpiredError',
       'message', CASE WHEN j.lease_until < now()
@@ -39,9 +42,9 @@ WITH RECURSIVE expired AS MATERIALIZED (
   UPDATE ${s}.jobs j SET
     state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
     retry_count = j.retry_count + e.retrying::int,
-    start_after = CASE WHEN e.retrying THEN now() + (${RETRY_DELAY}) * interval '1 second' ELSE j.start_after END,
+    start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
     completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
-    keep_until = CASE WHEN e.retrying THEN j.keep_until ELSE ${KEEP_FAILED(s)} END,
+    keep_until = CASE WHEN e.retrying THEN ${RETRY_KEEP("now() + e.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
     lease_until = NULL,
     heartbeat_until = NULL,
     output = ${APPEND_ERROR('e.error')}

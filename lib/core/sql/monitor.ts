@@ -1,8 +1,8 @@
-import { BIN_COUNT, BIN_RATIO, FIRST_EDGE_SECONDS } from '../bins.js';
+import { BIN_COUNT, BIN_EPSILON, BIN_RATIO, FIRST_EDGE_SECONDS } from '../bins.js';
 
 /** The bin (lib/core/bins.ts, binOf) of a duration of `seconds` (a float8 expression). */
 const BIN = (seconds: string) => `CASE WHEN ${seconds} < ${FIRST_EDGE_SECONDS} THEN 0
-      ELSE least(${BIN_COUNT - 1}, 1 + floor(ln(${seconds} / ${FIRST_EDGE_SECONDS}) / ln(${BIN_RATIO.toPrecision(17)}))::int) END`;
+      ELSE least(${BIN_COUNT - 1}, 1 + floor(ln(${seconds} / ${FIRST_EDGE_SECONDS}) / ln(${BIN_RATIO.toPrecision(17)}) + ${BIN_EPSILON})::int) END`;
 
 /** A histogram of CTE `b`'s counts of kind `kind` for the queue of row `c`, one entry per bin; null without a window. */
 const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
@@ -17,12 +17,14 @@ const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
  * startAfter) and ran (finish minus claim). The window ends 10 seconds ago, so that a transaction stamped inside it
  * has, in all likelihood, committed; it starts where the previous one ended, unless that is more than two hours (or
  * two intervals, $3 seconds each) ago, or none was recorded: the window then starts now, and its deltas are 0 and
- * its histograms null. Without $2 the deltas on the row are left as they were. Returns each queue's counts.
+ * its histograms null. $2 false (the scheduled pass without persistQueueStats) clears the deltas on the row, so
+ * that none from an earlier setting is read as the last pass's; $2 null (a recount) leaves them. Returns each
+ * queue's counts.
  *
  * Counted from the rows the table holds: a job deleted before a pass (removeOnComplete, a deleteAfterSeconds
  * shorter than the interval) is missing from its deltas and histograms.
  *
- * $1 queue names text[] or null, $2 persist boolean, $3 monitor interval in seconds
+ * $1 queue names text[] or null, $2 persist boolean or null, $3 monitor interval in seconds
  */
 export const monitorQueues = (s: string) => `
 WITH win AS MATERIALIZED (
@@ -58,7 +60,9 @@ WITH win AS MATERIALIZED (
   CROSS JOIN LATERAL (VALUES
     ('wait', ${BIN('extract(epoch FROM j.started_on - greatest(j.created_on, j.start_after))::float8')}),
     ('run', ${BIN('extract(epoch FROM j.completed_on - j.started_on)::float8')})) v(kind, bin)
-  WHERE w.since IS NOT NULL AND j.state IN ('completed', 'failed') AND j.started_on IS NOT NULL
+  -- an end that closed an attempt: a job failed while it waited for a retry (by hand, by retention) started last
+  -- before its due time, and its wait and run would span the retry's delay
+  WHERE w.since IS NOT NULL AND j.state IN ('completed', 'failed') AND j.started_on >= greatest(j.created_on, j.start_after)
     AND j.completed_on > w.since AND j.completed_on <= w.until
   GROUP BY 1, 2, 3
 ), counted AS (
@@ -66,13 +70,13 @@ WITH win AS MATERIALIZED (
     queued_count = c.queued, deferred_count = c.deferred, blocked_count = c.blocked, ready_count = c.ready,
     active_count = c.active, failed_count = c.failed, total_count = c.total, ready_oldest_seconds = c.ready_oldest,
     singletons_active = c.singletons, counted_on = now(),
-    created_delta = CASE WHEN $2 THEN c.created_delta ELSE q.created_delta END,
-    completed_delta = CASE WHEN $2 THEN c.completed_delta ELSE q.completed_delta END,
-    failed_delta = CASE WHEN $2 THEN c.failed_delta ELSE q.failed_delta END,
-    delta_seconds = CASE WHEN $2 THEN extract(epoch FROM c.until - c.since)::float8 ELSE q.delta_seconds END,
-    delta_on = CASE WHEN $2 THEN c.until ELSE q.delta_on END,
-    wait_bins = CASE WHEN $2 THEN ${HISTOGRAM('wait')} ELSE q.wait_bins END,
-    run_bins = CASE WHEN $2 THEN ${HISTOGRAM('run')} ELSE q.run_bins END
+    created_delta = CASE WHEN $2 THEN c.created_delta WHEN $2 IS NULL THEN q.created_delta ELSE 0 END,
+    completed_delta = CASE WHEN $2 THEN c.completed_delta WHEN $2 IS NULL THEN q.completed_delta ELSE 0 END,
+    failed_delta = CASE WHEN $2 THEN c.failed_delta WHEN $2 IS NULL THEN q.failed_delta ELSE 0 END,
+    delta_seconds = CASE WHEN $2 THEN extract(epoch FROM c.until - c.since)::float8 WHEN $2 IS NULL THEN q.delta_seconds END,
+    delta_on = CASE WHEN $2 THEN c.until WHEN $2 IS NULL THEN q.delta_on END,
+    wait_bins = CASE WHEN $2 THEN ${HISTOGRAM('wait')} WHEN $2 IS NULL THEN q.wait_bins END,
+    run_bins = CASE WHEN $2 THEN ${HISTOGRAM('run')} WHEN $2 IS NULL THEN q.run_bins END
   FROM c
   WHERE q.name = c.name
   RETURNING q.*
@@ -83,7 +87,7 @@ WITH win AS MATERIALIZED (
   SELECT k.name, k.counted_on, k.queued_count, k.deferred_count, k.blocked_count, k.ready_count, k.active_count,
     k.failed_count, k.total_count, k.ready_oldest_seconds, k.created_delta, k.completed_delta, k.failed_delta, k.delta_seconds,
     k.delta_on, k.wait_bins, k.run_bins
-  FROM counted k WHERE $2
+  FROM counted k WHERE $2 IS TRUE
   ON CONFLICT (queue, captured_on) DO NOTHING
 )
 SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size FROM counted k ORDER BY k.name`;
@@ -93,3 +97,6 @@ export const deleteOldQueueStats = (s: string) => `DELETE FROM ${s}.queue_stats 
 
 /** Takes the monitor's cluster-wide lock for this transaction, if it is free. $1 schema name */
 export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824375, hashtext($1)) AS locked`;
+
+/** Takes the monitor's lock for this transaction, waiting for a pass under way to end (a forced pass). $1 schema name */
+export const waitMonitorLock = (_s: string) => `SELECT pg_advisory_xact_lock(1885824375, hashtext($1)) IS NULL AS locked`;

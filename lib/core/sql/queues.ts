@@ -1,3 +1,5 @@
+import { LIVE_WORKER } from './fragments.js';
+
 /** Queue management: one row per queue in `queues`; its settings are the defaults its jobs inherit. */
 
 const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
@@ -123,6 +125,9 @@ SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
   q.ready_oldest_seconds AS ready_oldest, q.active_count AS active, q.failed_count AS failed, q.total_count AS total,
   q.singletons_active, q.created_delta, q.completed_delta, q.failed_delta, q.delta_seconds, q.delta_on, q.wait_bins, q.run_bins,
   q.counted_on,
+  (q.ready_count > 0 AND NOT EXISTS (
+    SELECT 1 FROM ${s}.workers w
+    WHERE ${LIVE_WORKER('w')} AND w.loops @> jsonb_build_array(jsonb_build_object('queue', q.name)))) AS unworked,
   CASE WHEN q.partition THEN '${s}.' || ${s}.queue_partition_name(q.name) ELSE '${s}.jobs_default' END AS table_name
 FROM ${s}.queues q
 WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])

@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, FIFO_HEAD, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
 
 /**
  * Settings for the rest of a maintenance or monitor transaction. A statement timeout: a batch or count that cannot
@@ -52,31 +52,37 @@ WITH doomed AS MATERIALIZED (
 SELECT count(*)::int AS deleted FROM gone`;
 
 /**
- * Fails up to $1 jobs that waited unstarted (created, retry) past their keep_until, the end of their retention:
- * each ends `failed` with a RetentionExpiredError in its output, goes to its dead-letter queue like any job that
- * failed for good, and takes down the flow children that waited for it. A job waiting for its flow parents has
- * keep_until infinity until they complete. Rows held elsewhere are skipped (a claim taking one now wins).
+ * Fails the jobs that waited unstarted (created, retry) past their keep_until, the end of their retention, among
+ * the next $1 jobs of the table in primary-key order after the cursor ($2, $3): each ends `failed` with a
+ * RetentionExpiredError in its output, goes to its dead-letter queue like any job that failed for good, and takes
+ * down the flow children that waited for it. A job waiting for its flow parents has keep_until infinity until they
+ * complete. Rows held elsewhere are skipped (a claim taking one now wins; the next walk sees it again).
  *
- * Found by reading the waiting jobs through the claim's index (jobs_ready_idx), in no particular order, up to the
- * first $1 found: no index of its own, since one costs every insert (migration 5). A pass that finds none reads
- * every waiting job once: a whole pass took 41 ms over 10,000 waiting jobs, 109 ms over 100,000 and 1,120 ms
- * over 1,000,000 (bench/soak.mjs --backlog N --minutes 0, embedded PostgreSQL 18).
+ * A walk, not a search: an index on the keep_until of waiting jobs would find them at once, but it cost bulk
+ * inserts 10% of their throughput (migration 5), and one statement that reads every waiting job runs into its
+ * timeout once they are millions. Each statement reads a bounded slice and returns where the next one starts
+ * (null: the walk reached the end and starts again), so a pass walks as much of the table as its time allows, and
+ * a job is expired within the passes one walk of the table takes.
  *
- * A key_strict_fifo job expires only as the head of its key (nothing of the key in retry, active or failed; one
- * per key per batch): it fails and then blocks its key, as a failure would. The jobs behind it wait for an
- * operator, as behind any failure of their key, and do not expire while they wait.
+ * A key_strict_fifo job expires only as the head of its key, as the claim sees it (FIFO_HEAD: nothing of the key in
+ * retry, active or failed; no earlier job of the key due), and one per key per statement: it fails and then blocks
+ * its key, as a failure would. The jobs behind it wait for an operator, as behind any failure of their key, and do
+ * not expire while they wait.
  *
- * $1 most jobs per batch. Returns the expired jobs' ids and queues.
+ * $1 jobs to walk, $2 cursor queue, $3 cursor id ('' and 0 to start). Returns one row: the expired jobs (a JSON
+ * array of { id, queue }), how many jobs were walked, and the last one.
  */
 export const expireWaitingJobs = (s: string) => `
-WITH RECURSIVE candidates AS MATERIALIZED (
-  SELECT j.queue, j.id, j.policy, j.singleton_key, j.keep_until, j.retry_count FROM ${s}.jobs j
-  WHERE j.state < 'active' AND j.keep_until < now()
-    AND (j.policy <> 'key_strict_fifo' OR (j.fifo_wait = 0 AND NOT EXISTS (
-      SELECT 1 FROM ${s}.jobs b
-      WHERE b.queue = j.queue AND b.singleton_key = j.singleton_key AND b.state IN ('retry', 'active', 'failed')
-        AND b.policy = 'key_strict_fifo' AND b.id <> j.id)))
+WITH RECURSIVE walked AS MATERIALIZED (
+  SELECT j.queue, j.id FROM ${s}.jobs j
+  WHERE (j.queue, j.id) > ($2::text, $3::bigint)
+  ORDER BY j.queue, j.id
   LIMIT $1
+), candidates AS MATERIALIZED (
+  SELECT j.queue, j.id, j.policy, j.singleton_key, j.keep_until, j.retry_count
+  FROM walked w JOIN ${s}.jobs j ON j.queue = w.queue AND j.id = w.id
+  WHERE j.state < 'active' AND j.keep_until < now()
+    AND (j.policy <> 'key_strict_fifo' OR (j.fifo_wait = 0 AND ${FIFO_HEAD(`${s}.jobs`, 'j')}))
   FOR UPDATE OF j SKIP LOCKED
 ), expired AS (
   SELECT c.queue, c.id, jsonb_build_object(
@@ -96,4 +102,17 @@ WITH RECURSIVE candidates AS MATERIALIZED (
   WHERE j.queue = e.queue AND j.id = e.id AND j.state < 'active'
   RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'ended')}, ${ORPHAN_DESCENDANTS(s, 'ended')}
-SELECT r.id::text, r.queue FROM ended r`;
+SELECT coalesce((SELECT jsonb_agg(jsonb_build_object('id', r.id::text, 'queue', r.queue)) FROM ended r), '[]'::jsonb) AS expired,
+  (SELECT count(*)::int FROM walked) AS walked,
+  (SELECT w.queue FROM walked w ORDER BY w.queue DESC, w.id DESC LIMIT 1) AS last_queue,
+  (SELECT w.id::text FROM walked w ORDER BY w.queue DESC, w.id DESC LIMIT 1) AS last_id`;
+
+/**
+ * Where a walk of $1 jobs after the cursor ($2, $3) ends, without changing anything: expireWaitingJobs' cursor
+ * moves past a slice whose statement failed, so that one row it cannot change (reported) holds no other back.
+ */
+export const walkEnd = (s: string) => `
+SELECT j.queue AS last_queue, j.id::text AS last_id FROM ${s}.jobs j
+WHERE (j.queue, j.id) > ($2::text, $3::bigint)
+ORDER BY j.queue, j.id
+OFFSET $1 - 1 LIMIT 1`;

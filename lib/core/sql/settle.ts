@@ -10,6 +10,7 @@ import {
   ORPHAN_DESCENDANTS,
   RELEASE_CHILDREN,
   RETRY_DELAY,
+  RETRY_KEEP,
   RETRY_SLOT_FREE,
   STAMP,
   STAMPED,
@@ -162,7 +163,7 @@ UPDATE ${t} j SET
   retry_count = j.retry_count + f.retrying::int,
   start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN f.retrying THEN NULL ELSE now() END,
-  keep_until = CASE WHEN f.retrying THEN j.keep_until ELSE ${KEEP_FAILED(s)} END,
+  keep_until = CASE WHEN f.retrying THEN ${RETRY_KEEP("now() + f.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
   lease_until = NULL,
   heartbeat_until = NULL,
   output = ${APPEND_ERROR('f.error')}

@@ -160,6 +160,11 @@ export class Worker {
   }
 
   /** Jobs currently being handled. */
+  /** How many jobs the loop runs at once. */
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
   get activeCount(): number {
     return this.attempts.size;
   }

@@ -1,0 +1,125 @@
+// The workers registry of the cluster: each running instance keeps a row in `workers` (sql/workers.ts) with where it
+// runs, its version and its worker loops, refreshed every REFRESH_MS and deleted when it closes. An instance that
+// dies without closing stops refreshing; once its heartbeat is older than WORKER_LIVE_SECONDS it no longer counts,
+// and the next refresh of any instance deletes its row. getWorkers() and getQueue's `unworked` read it.
+import { hostname } from 'node:os';
+import { newWorkerId } from './worker.js';
+import type { Runtime } from './runtime.js';
+import { packageVersion } from './version.js';
+import type { WorkerInfo } from './types.js';
+
+/** How often an instance refreshes its row: well inside the live window, so that two missed refreshes are harmless. */
+export const REFRESH_MS = 5_000;
+
+/** What the registry needs to know of this instance's loops. */
+export interface LoopSource {
+  loops(): { id: string; queue: string; concurrency: number; active: number }[];
+}
+
+interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  loops: { id: string; queue: string; concurrency: number; active: number }[];
+  started_on: Date;
+  heartbeat_on: Date;
+}
+
+export class ClusterRegistry {
+  /** This instance's id in the registry: host, pid and a random suffix. */
+  readonly id = newWorkerId();
+  private timer: NodeJS.Timeout | null = null;
+  private refreshing: Promise<void> | null = null;
+  /** A change of loops came while a refresh was under way: refresh again once it ends. */
+  private again = false;
+  /** Set while refreshes fail, so that an outage is reported once, and its end once. */
+  private failing = false;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly source: LoopSource,
+  ) {}
+
+  /** Registers this instance and keeps its row fresh until stop(). */
+  start(): void {
+    if (this.timer) return;
+    // unref: the registry never keeps the process alive on its own
+    this.timer = setInterval(() => this.nudge(), REFRESH_MS).unref();
+    this.nudge();
+  }
+
+  /** Refreshes the row soon: now, or once the refresh under way ends (its loops may have changed meanwhile). */
+  nudge(): void {
+    if (!this.timer) return;
+    if (this.refreshing) {
+      this.again = true;
+      return;
+    }
+    this.refreshing = this.refresh().finally(() => {
+      this.refreshing = null;
+      if (this.again) {
+        this.again = false;
+        this.nudge();
+      }
+    });
+  }
+
+  /** Stops refreshing and removes this instance's row (a clean shutdown), never throwing. */
+  async stop(): Promise<void> {
+    if (!this.timer) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    this.again = false;
+    await this.refreshing;
+    await this.rt.background.query(this.rt.statements.removeWorker, [this.id]).catch(() => undefined);
+  }
+
+  /** Refreshes this instance's row now (also what the timer does). */
+  async refresh(): Promise<void> {
+    try {
+      await this.rt.background.query(this.rt.statements.refreshWorker, [
+        this.id,
+        hostname(),
+        process.pid,
+        packageVersion(),
+        JSON.stringify(this.source.loops()),
+      ]);
+      if (this.failing) this.rt.log.log('the workers registry is refreshed again');
+      this.failing = false;
+    } catch (err) {
+      // A database outage must not end the process: the next tick tries again, and the outage is reported once.
+      // (while the engine closes, a refresh it cuts short is no outage)
+      if (!this.failing && !this.rt.closing)
+        this.rt.events.warning(`cannot refresh this instance in the workers registry: ${err instanceof Error ? err.message : String(err)}`);
+      this.failing = true;
+    }
+  }
+
+  /** Every live instance of the cluster, oldest first. */
+  async getWorkers(): Promise<WorkerInfo[]> {
+    const rows = await (await this.rt.db()).query<WorkerRow>(this.rt.statements.getWorkers, []);
+    return rows.map((r) => ({
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      version: r.version,
+      loops: r.loops,
+      queues: summarise(r.loops),
+      startedOn: r.started_on,
+      heartbeatOn: r.heartbeat_on,
+    }));
+  }
+}
+
+/** An instance's loops added up per queue. */
+function summarise(loops: WorkerRow['loops']): WorkerInfo['queues'] {
+  const byQueue = new Map<string, { name: string; concurrency: number; active: number }>();
+  for (const loop of loops) {
+    const q = byQueue.get(loop.queue) ?? { name: loop.queue, concurrency: 0, active: 0 };
+    q.concurrency += loop.concurrency;
+    q.active += loop.active;
+    byQueue.set(loop.queue, q);
+  }
+  return [...byQueue.values()];
+}
