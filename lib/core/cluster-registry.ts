@@ -3,6 +3,7 @@
 // dies without closing stops refreshing; once its heartbeat is older than WORKER_LIVE_SECONDS it no longer counts,
 // and the next refresh of any instance deletes its row. getWorkers() and getQueue's `unworked` read it.
 import { hostname } from 'node:os';
+import { CLOCK_SKEW_WARNING_MS } from './events.js';
 import { newWorkerId } from './worker.js';
 import type { Runtime } from './runtime.js';
 import { packageVersion } from './version.js';
@@ -35,6 +36,8 @@ export class ClusterRegistry {
   private again = false;
   /** Set while refreshes fail, so that an outage is reported once, and its end once. */
   private failing = false;
+  /** Set while the clocks differ by more than CLOCK_SKEW_WARNING_MS, so that it is reported once per crossing. */
+  private skewed = false;
 
   constructor(
     private readonly rt: Runtime,
@@ -78,13 +81,16 @@ export class ClusterRegistry {
   /** Refreshes this instance's row now (also what the timer does). */
   async refresh(): Promise<void> {
     try {
-      await this.rt.background.query(this.rt.statements.refreshWorker, [
+      const sent = Date.now();
+      const [row] = await this.rt.background.query<{ db_ms: number }>(this.rt.statements.refreshWorker, [
         this.id,
         hostname(),
         process.pid,
         packageVersion(),
         JSON.stringify(this.source.loops()),
       ]);
+      // the database read its clock between the statement's send and its answer: compare with the middle
+      if (row) this.checkClock(row.db_ms - (sent + Date.now()) / 2);
       if (this.failing) this.rt.log.log('the workers registry is refreshed again');
       this.failing = false;
     } catch (err) {
@@ -94,6 +100,22 @@ export class ClusterRegistry {
         this.rt.events.warning(`cannot refresh this instance in the workers registry: ${err instanceof Error ? err.message : String(err)}`);
       this.failing = true;
     }
+  }
+
+  /**
+   * A `clock-skew` warning when this process's clock and the database's differ by more than CLOCK_SKEW_WARNING_MS:
+   * leases, due times and stats are all read on the database's clock, but logs and a handler's own deadlines are
+   * not, and a skewed host is worth knowing about.
+   */
+  private checkClock(skewMs: number): void {
+    const skewed = Math.abs(skewMs) > CLOCK_SKEW_WARNING_MS;
+    if (skewed && !this.skewed)
+      this.rt.events.warning({
+        type: 'clock-skew',
+        message: `this process's clock is ${Math.round(Math.abs(skewMs))} ms ${skewMs > 0 ? 'behind' : 'ahead of'} the database's`,
+        skewMs,
+      });
+    this.skewed = skewed;
   }
 
   /** Every live instance of the cluster, oldest first. */

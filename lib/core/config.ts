@@ -37,6 +37,8 @@ export interface QueueModuleOptions {
   persistQueueStats?: boolean;
   /** Days a monitor snapshot is kept, 1–3650 (default 7). */
   queueStatRetentionDays?: number;
+  /** A worker's claim slower than this many milliseconds emits a `slow-claim` warning, 0–3600000; 0: never (default 1000). */
+  warningSlowClaimMs?: number;
   /** Largest accepted `data`, serialised, in bytes (default 1048576). */
   maxPayloadBytes?: number;
   /** Connections in the pool the queue creates from `connectionString` (default 10). */
@@ -75,6 +77,7 @@ export interface ResolvedConfig {
   readonly shutdownTimeoutMs: number;
   readonly persistQueueStats: boolean;
   readonly queueStatRetentionDays: number;
+  readonly warningSlowClaimMs: number;
   readonly maxPayloadBytes: number;
   readonly poolSize: number;
   readonly preparedStatements: boolean;
@@ -96,6 +99,7 @@ const KNOWN = new Set([
   'shutdownTimeoutMs',
   'persistQueueStats',
   'queueStatRetentionDays',
+  'warningSlowClaimMs',
   'maxPayloadBytes',
   'poolSize',
   'preparedStatements',
@@ -163,6 +167,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,
     persistQueueStats: optBool('persistQueueStats', o.persistQueueStats) ?? false,
     queueStatRetentionDays: optInt('queueStatRetentionDays', o.queueStatRetentionDays, 1, 3650) ?? 7,
+    warningSlowClaimMs: optInt('warningSlowClaimMs', o.warningSlowClaimMs, 0, 3_600_000) ?? 1000,
     maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),
     poolSize: optInt('poolSize', o.poolSize, 1, 1000) ?? 10,
     preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? true,

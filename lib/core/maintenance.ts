@@ -4,6 +4,7 @@
 // tryMaintenanceLock and takeMaintenanceTurn in sql/maintenance.ts).
 import type pg from 'pg';
 import { inTransaction } from './db.js';
+import type { EngineEvents } from './events.js';
 import { Retention } from './retention.js';
 import type { Statements } from './sql/index.js';
 
@@ -38,6 +39,8 @@ export interface MaintenanceContext {
   warning(message: string): void;
   /** Reports a part of the pass that failed (the rest still runs). */
   error(err: unknown, context: string): void;
+  /** The lifecycle events of the jobs the pass settled: reaped (failed, retrying) and expired. */
+  readonly events: Pick<EngineEvents, 'listens' | 'job'>;
 }
 
 /** How long retention may go on in one pass: half the interval, and never more than a minute. */
@@ -70,6 +73,7 @@ export class Maintenance {
    */
   async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
     const { statements, schema, channel, intervalSeconds } = this.ctx;
+    const reapedRows: { id: string; queue: string; state: string }[] = [];
     const result = await inTransaction(connect, async (client) => {
       let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows;
@@ -79,8 +83,12 @@ export class Maintenance {
       if (due) {
         await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
         for (;;) {
-          const { rows } = await client.query(statements.reapExpiredLeases, [REAP_BATCH, channel]);
+          const { rows } = await client.query<{ id: string; queue: string; state: string }>(statements.reapExpiredLeases, [
+            REAP_BATCH,
+            channel,
+          ]);
           reaped += rows.length;
+          reapedRows.push(...rows);
           if (rows.length < REAP_BATCH) break;
         }
         unstuck = await this.repairFifoMarks(client);
@@ -95,7 +103,25 @@ export class Maintenance {
     if (kept.expired.length > 0)
       this.ctx.warning(`${kept.expired.length} job(s) waited unstarted past their retention and failed (RetentionExpiredError)`);
     if (kept.more) this.ctx.warning(`retention deleted ${kept.deleted} job(s) and stopped with more left; the next pass goes on`);
+    this.announce(reapedRows, kept.expired);
     return { ...result, deleted: kept.deleted, expired: kept.expired };
+  }
+
+  /** The lifecycle events of what the pass settled, once it has committed: reaped attempts and expired jobs. */
+  private announce(
+    reaped: readonly { id: string; queue: string; state: string }[],
+    expired: readonly { id: string; queue: string }[],
+  ): void {
+    const { events } = this.ctx;
+    if (events.listens('expired')) for (const e of expired) events.job('expired', { queue: e.queue, id: e.id });
+    const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
+    if (!onFailed && !onRetrying) return;
+    for (const r of reaped) {
+      const willRetry = r.state === 'retry';
+      const error = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
+      if (onFailed) events.job('failed', { queue: r.queue, id: r.id, error, willRetry, retryInSeconds: null, deadLetter: null });
+      if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: null });
+    }
   }
 
   /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */

@@ -5,6 +5,7 @@
 // the maintenance table, as maintenance takes its own).
 import type pg from 'pg';
 import { inTransaction } from './db.js';
+import type { QueueWarning } from './events.js';
 import type { Statements } from './sql/index.js';
 
 /** Longest the counting statement may run before PostgreSQL cancels it (the next pass tries again). */
@@ -38,16 +39,47 @@ export interface MonitorContext {
   readonly intervalSeconds: number;
   readonly persistQueueStats: boolean;
   readonly queueStatRetentionDays: number;
+  /** Where a queue that reaches its warningQueueSize is reported. */
+  warning(warning: QueueWarning): void;
 }
 
 export class QueueMonitor {
+  /** The queues whose waiting jobs were at or over their warningQueueSize at the last pass (one warning per crossing). */
+  private readonly over = new Set<string>();
+
   constructor(private readonly ctx: MonitorContext) {}
 
   /**
    * The scheduled pass (or, with `force`, one now whatever the last one's time): counts every queue, and with
    * persistQueueStats records its snapshot and deletes snapshots past their retention.
    */
-  run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+  async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+    const result = await this.pass(connect, force);
+    if (result.ran) this.watchSizes(result.queues);
+    return result;
+  }
+
+  /**
+   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize since
+   * the last pass; it warns again only once the queue has been below the size at a pass.
+   */
+  private watchSizes(queues: readonly MonitoredQueue[]): void {
+    for (const q of queues) {
+      const over = q.warningQueueSize !== null && q.queuedCount >= q.warningQueueSize;
+      if (over && !this.over.has(q.name)) {
+        this.ctx.warning({
+          type: 'queue-size',
+          message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over its warningQueueSize of ${q.warningQueueSize}`,
+          queue: q.name,
+          queuedCount: q.queuedCount,
+          warningQueueSize: q.warningQueueSize!,
+        });
+        this.over.add(q.name);
+      } else if (!over) this.over.delete(q.name);
+    }
+  }
+
+  private pass(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
     const { statements, schema, intervalSeconds, persistQueueStats, queueStatRetentionDays } = this.ctx;
     return inTransaction(connect, async (client) => {
       // bounds the wait for the lock too

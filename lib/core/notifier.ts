@@ -33,7 +33,15 @@ export class Notifier {
     private readonly onWake: (queue: string, dueInMs: number) => void,
     private readonly onConnected: () => void,
     private readonly log: QueueLogger,
+    /** Told when the connection is lost (`err` null: it ended) and when it is back after a loss. */
+    private readonly report: { lost(err: Error | null): void; regained(): void } = {
+      lost: (err) => log.warn(`LISTEN connection lost${err ? `: ${err.message}` : ''}; reconnecting (polling continues meanwhile)`),
+      regained: () => log.log('LISTEN connection is back'),
+    },
   ) {}
+
+  /** Set from a loss until the connection is back. */
+  private wasLost = false;
 
   /** Opens the connection; resolves once LISTEN is in place (or throws if the first attempt fails). */
   start(): Promise<void> {
@@ -70,6 +78,10 @@ export class Notifier {
     }
     this.client = client;
     this.retryDelayMs = 0;
+    if (this.wasLost) {
+      this.wasLost = false;
+      this.report.regained();
+    }
     this.onConnected();
   }
 
@@ -77,7 +89,8 @@ export class Notifier {
     if (this.client !== client || this.stopped) return;
     this.client = null;
     client.end().catch(() => undefined);
-    this.log.warn(`LISTEN connection lost${err ? `: ${err.message}` : ''}; reconnecting (polling continues meanwhile)`);
+    this.wasLost = true;
+    this.report.lost(err);
     this.scheduleReconnect();
   }
 

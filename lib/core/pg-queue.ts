@@ -6,6 +6,7 @@ import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
+import { asWarning, type QueueEvents, type QueueWarning } from './events.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
@@ -41,7 +42,7 @@ const consoleLogger: QueueLogger = {
  * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
  * handler's throw) and `warning`; with no listener these go to the logger.
  */
-export class PgQueue extends EventEmitter {
+export class PgQueue extends EventEmitter<QueueEvents> {
   readonly config: ResolvedConfig;
   protected readonly log: QueueLogger;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
@@ -53,8 +54,17 @@ export class PgQueue extends EventEmitter {
     this.config = Object.isFrozen(options) && 'schemaIdent' in options ? options : resolveConfig(options);
     this.log = this.config.logger ?? logger ?? consoleLogger;
     this.units = engineUnits(this.config, this.log, {
-      warning: (message) => this.warning(message),
+      warning: (warning) => this.warning(asWarning(warning)),
       error: (err, context) => this.reportError(err, context),
+      listens: (name) => this.listenerCount(name) > 0,
+      job: (name, ...payload) => {
+        // a listener that throws must not break the engine's work that emitted the event
+        try {
+          (this.emit as (n: string, ...a: unknown[]) => boolean)(name, ...payload);
+        } catch (err) {
+          this.reportError(err, `a "${name}" listener`);
+        }
+      },
     });
     this.counters = this.units.runtime.counters;
   }
@@ -87,9 +97,9 @@ export class PgQueue extends EventEmitter {
     return this.units.runtime.maintain(parseForce(options));
   }
 
-  protected warning(message: string): void {
-    if (this.listenerCount('warning') > 0) this.emit('warning', message);
-    else this.log.warn(message);
+  protected warning(warning: QueueWarning): void {
+    if (this.listenerCount('warning') > 0) this.emit('warning', warning);
+    else this.log.warn(warning.message);
   }
 
   protected reportError(err: unknown, context: string): void {

@@ -10,14 +10,9 @@ import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { QueueMonitor, type MonitorResult } from './monitor.js';
 import { QueueRouter } from './queue-router.js';
 import { buildStatements, type Statements } from './sql/index.js';
+import type { EngineEvents } from './events.js';
 import { PassLane, Supervisor } from './supervisor.js';
 import type { QueueLogger } from './types.js';
-
-/** Where the engine reports what is not a caller's error: its own loops' failures, and warnings. */
-export interface EngineEvents {
-  warning(message: string): void;
-  error(err: unknown, context: string): void;
-}
 
 /** The shared state of one engine, and its connection lifecycle. */
 export class Runtime {
@@ -59,6 +54,7 @@ export class Runtime {
       intervalSeconds: config.maintenanceIntervalSeconds,
       warning: (message) => events.warning(message),
       error: (err, context) => events.error(err, context),
+      events,
     });
     this.monitor = new QueueMonitor({
       statements: this.statements,
@@ -66,6 +62,7 @@ export class Runtime {
       intervalSeconds: config.monitorIntervalSeconds,
       persistQueueStats: config.persistQueueStats,
       queueStatRetentionDays: config.queueStatRetentionDays,
+      warning: (warning) => events.warning(warning),
     });
   }
 

@@ -48,6 +48,8 @@ export class WorkerRegistry {
       log: this.rt.log,
       logFailures: config.logJobFailures,
       error: (err, context) => this.rt.events.error(err, context),
+      events: this.rt.events,
+      slowClaimMs: config.warningSlowClaimMs,
     };
     const worker = new Worker(ctx, name, parsed, handler as JobHandler);
     this.workers.set(worker.id, worker);
@@ -102,6 +104,11 @@ export class WorkerRegistry {
       (queue, dueInMs) => this.workers.forEach((w) => w.queue === queue && w.heard(dueInMs)),
       () => this.workers.forEach((w) => w.reconnected()),
       this.rt.log,
+      {
+        lost: (err) =>
+          this.rt.events.error(err ?? new Error('the connection ended'), 'LISTEN connection lost; reconnecting, and polling meanwhile'),
+        regained: () => this.rt.events.warning('the LISTEN connection is back'),
+      },
     );
     try {
       await this.notifier.start();

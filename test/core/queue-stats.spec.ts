@@ -125,7 +125,7 @@ describe('force while a pass is under way', () => {
     const holder = await f.pool.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query('SELECT pg_advisory_xact_lock(1885824375, hashtext($1))', [f.schema]);
+      await holder.query('SELECT pg_advisory_xact_lock(1885824376, hashtext($1))', [f.schema]);
       const forced = persisted.getQueueStats(name, { force: true });
       await until(
         async () =>

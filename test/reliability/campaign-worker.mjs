@@ -39,7 +39,7 @@ const recordRun = (job) =>
 
 const q = new PgQueue({ ...engine, connectionString: url, schema, logger });
 q.on('error', (err) => logger.error(`${err.context ?? 'error'}: ${err.message}`));
-q.on('warning', (message) => logger.warn(message));
+q.on('warning', (warning) => logger.warn(warning.message));
 
 async function plain(job) {
   await recordRun(job);

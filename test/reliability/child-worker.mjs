@@ -37,7 +37,7 @@ SELECT j.id, j.claim_count, $2, $3, j.worker_id FROM "${schema}".jobs j WHERE j.
 
 const q = new PgQueue({ ...engine, connectionString: url, schema, logger });
 q.on('error', (err) => logger.error(`${err.context ?? 'error'}: ${err.message}`));
-q.on('warning', (message) => logger.warn(message));
+q.on('warning', (warning) => logger.warn(warning.message));
 
 async function handler(job) {
   await ledger.query(appendAttempt, [job.id, job.retryCount, process.pid, queue]);

@@ -101,7 +101,7 @@ describe('a worker whose connections are lost', () => {
     // A new LISTEN session under this worker's name, and the loss was noticed.
     const killedPids = new Set(killed.rows.map((r) => r.pid));
     await until(async () => (await listenSessions(f.pool, app)).some((pid) => !killedPids.has(pid)), 'LISTEN re-opened');
-    expect(f.logger.lines.some((l) => l.level === 'warn' && l.message.startsWith('LISTEN connection lost'))).toBe(true);
+    expect(f.logger.lines.some((l) => l.level === 'error' && l.message.startsWith('LISTEN connection lost'))).toBe(true);
 
     await until(async () => (await stateCounts(f.pool, f.schema, QUEUE)).completed === total, `all ${total} jobs completed`, 20_000, 100);
 
@@ -170,7 +170,7 @@ describe('a worker whose connections are lost', () => {
     await until(async () => (await completed()) === total, 'jobs sent after the restart completed', 15_000, 50);
 
     await assertNothingLost(admin, schema, QUEUE, runs, total);
-    expect(logger.lines.some((l) => l.level === 'warn' && l.message.startsWith('LISTEN connection lost'))).toBe(true);
+    expect(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('LISTEN connection lost'))).toBe(true);
     await worker.offWork(QUEUE);
     expect({ loops: worker.workerCount, handlers: worker.activeJobCount }).toEqual({ loops: 0, handlers: 0 });
   });

@@ -28,6 +28,8 @@ function harness(answer: (call: Call) => string[] | Promise<string[]>, logFailur
   const errors: { err: unknown; context: string }[] = [];
   const counted = { stale: 0 };
   const holding = { now: false };
+  const listening = new Set<string>();
+  const emitted: Record<string, unknown>[] = [];
   const scope: CompleterScope = {
     exec: {
       async query<R>(text: string, args: unknown[] = []): Promise<R[]> {
@@ -55,8 +57,13 @@ function harness(answer: (call: Call) => string[] | Promise<string[]>, logFailur
     staleResult: () => void counted.stale++,
     holdsBack: () => holding.now,
     error: (err, context) => void errors.push({ err, context }),
+    events: {
+      warning: (w) => void warnings.push(typeof w === 'string' ? w : w.message),
+      listens: (name) => listening.has(name),
+      job: (name, payload) => void emitted.push({ name, ...payload }),
+    },
   };
-  return { completer: new Completer(scope), calls, warnings, errors, counted, holding, logged };
+  return { completer: new Completer(scope), calls, warnings, errors, counted, holding, logged, emitted, listening };
 }
 
 const writesAll = (call: Call) => call.ids;
@@ -116,7 +123,7 @@ describe('the completer logs the failures it writes', () => {
       throw new Error('the logger broke');
     };
     await h.completer.settle(attempt('1'), null, describeFailure(new Error('x'), 0));
-    expect(h.errors.map((e) => e.context)).toEqual(['logging the failures of queue "q"']);
+    expect(h.errors.map((e) => e.context)).toEqual(['reporting the outcomes of queue "q"']);
   });
 
   it('logs nothing with logJobFailures off, nor for a failure the fence refused', async () => {
@@ -295,5 +302,49 @@ describe('the completer hands jobs back', () => {
     const h = harness(writesAll);
     expect(await h.completer.release([])).toEqual([]);
     expect(h.calls).toEqual([]);
+  });
+});
+
+describe('lifecycle events', () => {
+  it('emits completed, failed and retrying for the outcomes written, only for the events someone listens to', async () => {
+    const h = harness(writesAll);
+    await h.completer.settle(attempt('5'), null, null);
+    expect(h.emitted).toEqual([]); // nobody listens: nothing is built
+    h.listening.add('completed');
+    h.listening.add('failed');
+    h.listening.add('retrying');
+    await h.completer.settle(attempt('6'), null, null);
+    const failure = (message: string) => ({ error: { name: 'Error', message }, permanent: false, retryAfterSeconds: null });
+    await Promise.all([h.completer.settle(attempt('1'), null, failure('again')), h.completer.settle(attempt('2'), null, failure('done'))]);
+    expect(h.emitted).toEqual([
+      { name: 'completed', queue: 'q', id: '6' },
+      {
+        name: 'failed',
+        queue: 'q',
+        id: '1',
+        error: { name: 'Error', message: 'again' },
+        willRetry: true,
+        retryInSeconds: 30,
+        deadLetter: null,
+      },
+      { name: 'retrying', queue: 'q', id: '1', error: { name: 'Error', message: 'again' }, retryInSeconds: 30 },
+      {
+        name: 'failed',
+        queue: 'q',
+        id: '2',
+        error: { name: 'Error', message: 'done' },
+        willRetry: false,
+        retryInSeconds: null,
+        deadLetter: 'dlq',
+      },
+    ]);
+  });
+
+  it('emits nothing for an outcome the fence refused', async () => {
+    const h = harness(() => []);
+    h.listening.add('completed');
+    await h.completer.settle(attempt('7'), null, null);
+    expect(h.emitted).toEqual([]);
+    expect(h.counted.stale).toBe(1);
   });
 });

@@ -96,7 +96,7 @@ SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size FROM counted 
 export const deleteOldQueueStats = (s: string) => `DELETE FROM ${s}.queue_stats WHERE captured_on < now() - $1::float8 * interval '1 day'`;
 
 /** Takes the monitor's cluster-wide lock for this transaction, if it is free. $1 schema name */
-export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824375, hashtext($1)) AS locked`;
+export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824376, hashtext($1)) AS locked`;
 
 /** Takes the monitor's lock for this transaction, waiting for a pass under way to end (a forced pass). $1 schema name */
-export const waitMonitorLock = (_s: string) => `SELECT pg_advisory_xact_lock(1885824375, hashtext($1)) IS NULL AS locked`;
+export const waitMonitorLock = (_s: string) => `SELECT pg_advisory_xact_lock(1885824376, hashtext($1)) IS NULL AS locked`;

@@ -5,6 +5,7 @@ import type { Executor } from '../db.js';
 import { isDataException } from '../pg-errors.js';
 import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
 import type { HeldAttempt } from '../sql/lease.js';
+import type { EngineEvents } from '../events.js';
 import type { QueueLogger } from '../types.js';
 import { attemptKey } from './attempt.js';
 import type { FailureInfo } from './failure.js';
@@ -31,6 +32,8 @@ export interface CompleterScope {
   holdsBack(): boolean;
   /** Reports a write given up (never thrown: the job stays under its lease until the reaper takes it back). */
   error(err: unknown, context: string): void;
+  /** Where the completer reports results refused by the fence, and the jobs it settled (when anyone listens). */
+  readonly events: Pick<EngineEvents, 'warning' | 'listens' | 'job'>;
 }
 
 /** An attempt as the completer writes it: its key (attemptKey) and the row fields its statements use. */
@@ -146,9 +149,12 @@ export class Completer {
   /** An attempt's result was refused by the fence: this worker no longer held the job. */
   stale(row: HeldAttempt): void {
     this.scope.staleResult();
-    this.scope.log.warn(
-      `job ${row.id} of queue "${this.scope.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`,
-    );
+    this.scope.events.warning({
+      type: 'stale-result',
+      message: `job ${row.id} of queue "${this.scope.queue}" (claim ${row.claim_count}) was no longer held by this worker; its result was discarded`,
+      queue: this.scope.queue,
+      id: row.id,
+    });
   }
 
   /**
@@ -224,13 +230,41 @@ export class Completer {
         await this.retrying(`settling ${batch.length} job(s) of queue "${queue}"`, write, err);
       }
     }
-    if (failed && this.scope.logFailures) {
-      // A logger that throws must not leave the batch unsettled (nothing would write the outcomes after it).
-      try {
-        this.report(batch, written);
-      } catch (err) {
-        this.scope.error(err, `logging the failures of queue "${queue}"`);
-      }
+    // A logger that throws must not leave the batch unsettled (nothing would write the outcomes after it).
+    try {
+      if (failed && this.scope.logFailures) this.report(batch, written);
+      this.announce(batch, written, failed);
+    } catch (err) {
+      this.scope.error(err, `reporting the outcomes of queue "${queue}"`);
+    }
+  }
+
+  /** Emits the lifecycle events of the outcomes of `batch` that were written, for the events anyone listens to. */
+  private announce(batch: readonly Outcome[], written: ReadonlyMap<string, Written>, failed: boolean): void {
+    const { events, queue } = this.scope;
+    if (!failed) {
+      if (events.listens('completed'))
+        for (const o of batch) if (written.has(o.entry.key)) events.job('completed', { queue, id: o.entry.row.id });
+      return;
+    }
+    const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
+    if (!onFailed && !onRetrying) return;
+    for (const o of batch) {
+      const row = written.get(o.entry.key);
+      if (!row || !o.failure) continue;
+      const willRetry = row.state === 'retry';
+      const retryInSeconds = willRetry ? (row.retry_in ?? null) : null;
+      const error = o.failure.error;
+      if (onFailed)
+        events.job('failed', {
+          queue,
+          id: row.id,
+          error,
+          willRetry,
+          retryInSeconds,
+          deadLetter: willRetry ? null : (row.dead_letter ?? null),
+        });
+      if (willRetry && onRetrying) events.job('retrying', { queue, id: row.id, error, retryInSeconds });
     }
   }
 

@@ -7,6 +7,7 @@ import type { Executor } from '../db.js';
 import type { ParsedWorkOptions } from '../options.js';
 import { SQLSTATE, sqlState } from '../pg-errors.js';
 import type { Statements } from '../sql/index.js';
+import type { EngineEvents } from '../events.js';
 import type { JobHandler, QueueLogger } from '../types.js';
 import { Attempts, type Attempt } from './attempt.js';
 import { AttemptRunner, type AttemptRunnerScope } from './attempt-runner.js';
@@ -49,7 +50,14 @@ export interface WorkerContext {
   readonly logFailures: boolean;
   /** Reports a failure of the loop itself (never a handler's throw). */
   error(err: unknown, context: string): void;
+  /** Warnings and the jobs' lifecycle events. */
+  readonly events: Pick<EngineEvents, 'warning' | 'listens' | 'job'>;
+  /** A claim slower than this many milliseconds is reported (a `slow-claim` warning); 0: never. */
+  readonly slowClaimMs: number;
 }
+
+/** A queue's slow claims are reported at most this often per loop. */
+const SLOW_CLAIM_REPORT_MS = 60_000;
 
 /**
  * What the parts of one worker share: the engine's services, the queue and the worker's id, and where the
@@ -93,6 +101,8 @@ export class Worker {
   private wakeUp: (() => void) | null = null;
   /** Sets the sleeping loop's timer again (a NOTIFY announced a job due before it rings). */
   private rearm: (() => void) | null = null;
+  /** When this loop last reported a slow claim. */
+  private slowReportedAt = -Infinity;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -114,6 +124,7 @@ export class Worker {
       staleResult: () => ctx.staleResult(),
       holdsBack: () => this.holdsBack(),
       error: (err, context) => ctx.error(err, context),
+      events: ctx.events,
     };
     const attempts = this.attempts;
     this.due = new DueClock(this.scope);
@@ -159,6 +170,20 @@ export class Worker {
     this.notify();
   }
 
+  /** Reports a claim slower than the context's threshold, at most once per SLOW_CLAIM_REPORT_MS. */
+  private timed(ms: number): void {
+    const threshold = this.ctx.slowClaimMs;
+    if (threshold <= 0 || ms <= threshold || performance.now() - this.slowReportedAt < SLOW_CLAIM_REPORT_MS) return;
+    this.slowReportedAt = performance.now();
+    this.ctx.events.warning({
+      type: 'slow-claim',
+      message: `a claim of queue "${this.queue}" took ${Math.round(ms)} ms (warningSlowClaimMs: ${threshold})`,
+      queue: this.queue,
+      milliseconds: ms,
+      thresholdMs: threshold,
+    });
+  }
+
   /** Jobs currently being handled. */
   /** How many jobs the loop runs at once. */
   get concurrency(): number {
@@ -182,10 +207,12 @@ export class Worker {
       this.notified = false;
       let rows: ClaimedRow[];
       try {
+        const claimStarted = performance.now();
         rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, {
           groups: this.options.groupConcurrency,
           asyncCommit: true,
         });
+        this.timed(performance.now() - claimStarted);
         errorDelayMs = 0;
         // a short claim of a limited queue may have met (or filled) a rate window, which the due clock reads the end of
         if (rows.length < limit && this.scope.profile.limited) this.due.expire();
