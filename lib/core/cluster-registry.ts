@@ -12,6 +12,9 @@ import type { WorkerInfo } from './types.js';
 /** How often an instance refreshes its row: well inside the live window, so that two missed refreshes are harmless. */
 export const REFRESH_MS = 5_000;
 
+/** Longest round trip of a heartbeat whose clock reading is compared with this process's (see refresh). */
+const MAX_CLOCK_ROUND_TRIP_MS = 1_000;
+
 /** What the registry needs to know of this instance's loops. */
 export interface LoopSource {
   loops(): { id: string; queue: string; concurrency: number; active: number }[];
@@ -59,13 +62,16 @@ export class ClusterRegistry {
       this.again = true;
       return;
     }
-    this.refreshing = this.refresh().finally(() => {
-      this.refreshing = null;
-      if (this.again) {
-        this.again = false;
-        this.nudge();
-      }
-    });
+    // refresh() never rejects; the catch keeps a timer's chain from ever holding an unhandled rejection
+    this.refreshing = this.refresh()
+      .catch(() => undefined)
+      .finally(() => {
+        this.refreshing = null;
+        if (this.again) {
+          this.again = false;
+          this.nudge();
+        }
+      });
   }
 
   /** Stops refreshing and removes this instance's row (a clean shutdown), never throwing. */
@@ -89,8 +95,10 @@ export class ClusterRegistry {
         packageVersion(),
         JSON.stringify(this.source.loops()),
       ]);
-      // the database read its clock between the statement's send and its answer: compare with the middle
-      if (row) this.checkClock(row.db_ms - (sent + Date.now()) / 2);
+      // The database read its clock between the statement's send and its answer: compared with the middle, the error
+      // is at most half the round trip. A slow round trip (a busy pool) is not read, so it cannot look like skew.
+      const answered = Date.now();
+      if (row && answered - sent <= MAX_CLOCK_ROUND_TRIP_MS) this.checkClock(row.db_ms - (sent + answered) / 2);
       if (this.failing) this.rt.log.log('the workers registry is refreshed again');
       this.failing = false;
     } catch (err) {

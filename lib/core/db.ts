@@ -36,6 +36,11 @@ interface PgQueryable {
  *   scan and sort it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
  *   1.3-2.0 ms walking the index (EXPLAIN ANALYZE, machine PG15). (The previous engine forced a plan per
  *   run for this reason; with bitmap scans off the generic claim walks the index as the custom one does.)
+ * - jit: off. With sequential scans off, a plan that must read a whole small table (the queues, the workers
+ *   registry) is costed at 10^10 and crosses jit_above_cost, and JIT compilation then took 140-370 ms of a
+ *   registry heartbeat that runs in under a millisecond, and 1,860 ms of a 2 ms monitor pass (EXPLAIN ANALYZE,
+ *   machine PG15; test/core/monitor.spec.ts "is never compiled"). No statement of the engine runs long enough
+ *   for compiled code to pay back.
  * - default_transaction_isolation: every statement of the engine assumes READ COMMITTED (a limited claim
  *   counts what committed before it; key_strict_fifo's triggers look at a fresh snapshot), whatever the
  *   server's default is.
@@ -44,7 +49,7 @@ interface PgQueryable {
  * refuse or drop session settings) neither they nor prepared statements are used.
  */
 export const ENGINE_SESSION =
-  '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c default_transaction_isolation=read\\ committed';
+  '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c default_transaction_isolation=read\\ committed';
 
 /** The pool settings that open connections with ENGINE_SESSION, keeping the connection string's options. */
 export function withEngineSession(connectionString: string): { connectionString: string; options?: string } {

@@ -12,7 +12,7 @@ export interface JobEvent {
 export type QueueWarning =
   /** The queue's waiting jobs (created and retry) reached its warningQueueSize; once per crossing. */
   | { type: 'queue-size'; message: string; queue: string; queuedCount: number; warningQueueSize: number }
-  /** A worker's claim took longer than warningSlowClaimMs; at most once a minute per queue and instance. */
+  /** A worker's claim took longer than warningSlowClaimMs; at most once a minute per worker loop. */
   | { type: 'slow-claim'; message: string; queue: string; milliseconds: number; thresholdMs: number }
   /** This process's clock and the database's differ by more than CLOCK_SKEW_WARNING_MS; once per crossing. */
   | { type: 'clock-skew'; message: string; skewMs: number }

@@ -6,4 +6,6 @@ export { migrate, LATEST_VERSION, type MigrationResult } from './migrate.js';
 export { QUEUE_DEFAULTS } from './options.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './bins.js';
 export type { MaintenanceResult } from './maintenance.js';
+export type { HealthReport, HealthThresholds, QueueHealth } from './health.js';
+export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent } from './events.js';
 export type { MonitorResult, MonitoredQueue } from './monitor.js';

@@ -29,6 +29,15 @@ export interface MaintenanceResult {
   expired: { id: string; queue: string }[];
 }
 
+/** A job the reaper put back or failed: when it is retried (seconds), or its dead-letter queue. */
+interface ReapedRow {
+  id: string;
+  queue: string;
+  state: string;
+  retry_in: number | null;
+  dead_letter: string | null;
+}
+
 /** What a pass needs of the engine that runs it. */
 export interface MaintenanceContext {
   readonly statements: Statements;
@@ -73,7 +82,7 @@ export class Maintenance {
    */
   async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
     const { statements, schema, channel, intervalSeconds } = this.ctx;
-    const reapedRows: { id: string; queue: string; state: string }[] = [];
+    const reapedRows: ReapedRow[] = [];
     const result = await inTransaction(connect, async (client) => {
       let reaped = 0;
       const [lock] = (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows;
@@ -83,10 +92,7 @@ export class Maintenance {
       if (due) {
         await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
         for (;;) {
-          const { rows } = await client.query<{ id: string; queue: string; state: string }>(statements.reapExpiredLeases, [
-            REAP_BATCH,
-            channel,
-          ]);
+          const { rows } = await client.query<ReapedRow>(statements.reapExpiredLeases, [REAP_BATCH, channel]);
           reaped += rows.length;
           reapedRows.push(...rows);
           if (rows.length < REAP_BATCH) break;
@@ -108,10 +114,7 @@ export class Maintenance {
   }
 
   /** The lifecycle events of what the pass settled, once it has committed: reaped attempts and expired jobs. */
-  private announce(
-    reaped: readonly { id: string; queue: string; state: string }[],
-    expired: readonly { id: string; queue: string }[],
-  ): void {
+  private announce(reaped: readonly ReapedRow[], expired: readonly { id: string; queue: string }[]): void {
     const { events } = this.ctx;
     if (events.listens('expired')) for (const e of expired) events.job('expired', { queue: e.queue, id: e.id });
     const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
@@ -119,8 +122,9 @@ export class Maintenance {
     for (const r of reaped) {
       const willRetry = r.state === 'retry';
       const error = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
-      if (onFailed) events.job('failed', { queue: r.queue, id: r.id, error, willRetry, retryInSeconds: null, deadLetter: null });
-      if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: null });
+      if (onFailed)
+        events.job('failed', { queue: r.queue, id: r.id, error, willRetry, retryInSeconds: r.retry_in, deadLetter: r.dead_letter });
+      if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: r.retry_in });
     }
   }
 

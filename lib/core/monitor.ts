@@ -17,6 +17,8 @@ export interface MonitoredQueue {
   queuedCount: number;
   readyCount: number;
   warningQueueSize: number | null;
+  /** Its waiting jobs at the count before (null: never counted before). */
+  previousQueuedCount: number | null;
 }
 
 interface MonitoredRow {
@@ -24,6 +26,7 @@ interface MonitoredRow {
   queued_count: number;
   ready_count: number;
   warning_queue_size: number | null;
+  prev_queued: number | null;
 }
 
 /** What a pass did: whether it ran (its turn, or forced), and the queues it counted. */
@@ -44,9 +47,6 @@ export interface MonitorContext {
 }
 
 export class QueueMonitor {
-  /** The queues whose waiting jobs were at or over their warningQueueSize at the last pass (one warning per crossing). */
-  private readonly over = new Set<string>();
-
   constructor(private readonly ctx: MonitorContext) {}
 
   /**
@@ -54,28 +54,49 @@ export class QueueMonitor {
    * persistQueueStats records its snapshot and deletes snapshots past their retention.
    */
   async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
-    const result = await this.pass(connect, force);
+    const result = await (force ? this.forcedPass(connect) : this.pass(connect, false));
     if (result.ran) this.watchSizes(result.queues);
     return result;
   }
 
+  /** The forced pass running, and the one queued behind it, which every caller that comes meanwhile shares. */
+  private forcedRunning: Promise<MonitorResult> | null = null;
+  private forcedNext: Promise<MonitorResult> | null = null;
+
   /**
-   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize since
-   * the last pass; it warns again only once the queue has been below the size at a pass.
+   * A forced pass that starts after this call (its counts are of now), shared: however many callers force a pass at
+   * once (getQueueStats, monitor()), one runs and at most one waits behind it, each holding one connection.
+   */
+  private forcedPass(connect: () => Promise<pg.PoolClient>): Promise<MonitorResult> {
+    if (!this.forcedRunning) {
+      this.forcedRunning = this.pass(connect, true).finally(() => (this.forcedRunning = null));
+      return this.forcedRunning;
+    }
+    this.forcedNext ??= this.forcedRunning
+      .catch(() => undefined)
+      .then(() => {
+        this.forcedNext = null;
+        return this.forcedPass(connect);
+      });
+    return this.forcedNext;
+  }
+
+  /**
+   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize at this
+   * count and were below it at the count before (or were never counted): once per crossing, whichever instance
+   * counted before, since the count before is read from the queue's row.
    */
   private watchSizes(queues: readonly MonitoredQueue[]): void {
     for (const q of queues) {
-      const over = q.warningQueueSize !== null && q.queuedCount >= q.warningQueueSize;
-      if (over && !this.over.has(q.name)) {
-        this.ctx.warning({
-          type: 'queue-size',
-          message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over its warningQueueSize of ${q.warningQueueSize}`,
-          queue: q.name,
-          queuedCount: q.queuedCount,
-          warningQueueSize: q.warningQueueSize!,
-        });
-        this.over.add(q.name);
-      } else if (!over) this.over.delete(q.name);
+      if (q.warningQueueSize === null || q.queuedCount < q.warningQueueSize) continue;
+      if (q.previousQueuedCount !== null && q.previousQueuedCount >= q.warningQueueSize) continue;
+      this.ctx.warning({
+        type: 'queue-size',
+        message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over its warningQueueSize of ${q.warningQueueSize}`,
+        queue: q.name,
+        queuedCount: q.queuedCount,
+        warningQueueSize: q.warningQueueSize,
+      });
     }
   }
 
@@ -100,6 +121,7 @@ export class QueueMonitor {
           queuedCount: r.queued_count,
           readyCount: r.ready_count,
           warningQueueSize: r.warning_queue_size,
+          previousQueuedCount: r.prev_queued,
         })),
       };
     });

@@ -80,7 +80,11 @@ export class Notifier {
     this.retryDelayMs = 0;
     if (this.wasLost) {
       this.wasLost = false;
-      this.report.regained();
+      try {
+        this.report.regained();
+      } catch {
+        // as in lost(): the connection is open whatever the report does
+      }
     }
     this.onConnected();
   }
@@ -90,8 +94,13 @@ export class Notifier {
     this.client = null;
     client.end().catch(() => undefined);
     this.wasLost = true;
-    this.report.lost(err);
     this.scheduleReconnect();
+    // after the reconnect is scheduled: a report that throws must not stop it (nor reach pg's event handler)
+    try {
+      this.report.lost(err);
+    } catch {
+      // the engine's reports never throw; a custom one is not ours to crash on
+    }
   }
 
   private scheduleReconnect(): void {

@@ -6,6 +6,7 @@ import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
+import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
 import { asWarning, type QueueEvents, type QueueWarning } from './events.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
@@ -30,6 +31,15 @@ import type {
 
 export type { ChangeResult } from './job-control.js';
 export type { FetchOptions } from './fetcher.js';
+
+/** Where a report goes when its listener or the logger threw. */
+function lastResort(what: string, err: unknown): void {
+  try {
+    console.error(`[pgqueue] ${what}: ${err instanceof Error ? err.message : String(err)}`);
+  } catch {
+    // nothing is left to tell
+  }
+}
 
 const consoleLogger: QueueLogger = {
   log: (m) => console.log(`[pgqueue] ${m}`),
@@ -97,15 +107,29 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.runtime.maintain(parseForce(options));
   }
 
+  /**
+   * Emits a warning, or logs it without a listener. Never throws: it is called from timers, from the LISTEN
+   * connection's handlers and from the middle of a claim, where a listener's or a logger's throw would end the
+   * process or strand claimed jobs. What throws is logged, as a last resort, to the console.
+   */
   protected warning(warning: QueueWarning): void {
-    if (this.listenerCount('warning') > 0) this.emit('warning', warning);
-    else this.log.warn(warning.message);
+    try {
+      if (this.listenerCount('warning') > 0) this.emit('warning', warning);
+      else this.log.warn(warning.message);
+    } catch (err) {
+      lastResort(`a warning ("${warning.message}") could not be reported`, err);
+    }
   }
 
+  /** Emits an error, or logs it without a listener. Never throws (as warning()). */
   protected reportError(err: unknown, context: string): void {
     const error = err instanceof Error ? err : new Error(String(err));
-    if (this.listenerCount('error') > 0) this.emit('error', Object.assign(error, { context }));
-    else this.log.error(`${context}: ${error.message}`, error.stack);
+    try {
+      if (this.listenerCount('error') > 0) this.emit('error', Object.assign(error, { context }));
+      else this.log.error(`${context}: ${error.message}`, error.stack);
+    } catch (thrown) {
+      lastResort(`an error (${context}: ${error.message}) could not be reported`, thrown);
+    }
   }
 
   /** Creates a queue; calling it again with the same options does nothing, with other options throws `QueueExistsError`. */
@@ -157,6 +181,21 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    */
   getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
     return this.units.stats.getQueueStats(name, options);
+  }
+
+  /**
+   * The health check (QueueHealthIndicator's): the cached counts of the queues and the live workers, and whether a
+   * threshold is breached or the database did not answer within `timeoutMs`. Never throws: every problem is a reason.
+   */
+  checkHealth(thresholds?: HealthThresholds): Promise<HealthReport> {
+    return checkHealth(
+      {
+        getQueues: (names) => this.getQueues(names),
+        getWorkers: () => this.getWorkers(),
+        failedSince: (minutes, names) => this.units.stats.failedSince(minutes, names),
+      },
+      thresholds,
+    );
   }
 
   /** Every live instance of the cluster (the workers registry): where it runs, its version, its loops. */

@@ -141,6 +141,16 @@ export class QueueStatsReader {
     return o.percentiles ? withPercentiles(series, o.percentiles) : series;
   }
 
+  /**
+   * Jobs failed for good per queue in the snapshots whose window ended in the last `minutes` (the health check's
+   * maxFailedLastMinutes); null without persistQueueStats, which records them.
+   */
+  async failedSince(minutes: number, names: string[] | null): Promise<Map<string, number> | null> {
+    if (!this.rt.config.persistQueueStats) return null;
+    const rows = await (await this.rt.db()).query<{ queue: string; failed: number }>(this.rt.statements.failedSince, [minutes, names]);
+    return new Map(rows.map((r) => [r.queue, r.failed]));
+  }
+
   /** The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now. */
   private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean): Promise<Snapshot[]> {
     const exec = await this.rt.db();

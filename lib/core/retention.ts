@@ -52,15 +52,19 @@ export class Retention {
    * left the walk to the end of the table (the next pass starts over), until the budget is spent or `stopping()`.
    */
   async run(connect: () => Promise<pg.PoolClient>, stopping: () => boolean): Promise<RetentionResult> {
-    const deadline = Date.now() + this.ctx.budgetMs;
+    const started = Date.now();
+    const deadline = started + this.ctx.budgetMs;
     const more = () => Date.now() < deadline && !stopping();
+    // the deletes get half the time at most, so that a backlog of them (the first passes on a large table) never
+    // keeps the expiry from walking
+    const moreDeletes = () => Date.now() < started + this.ctx.budgetMs / 2 && !stopping();
     const result: RetentionResult = { deleted: 0, expired: [], more: false };
     try {
       for (;;) {
         const [row] = await this.batch<{ deleted: number }>(connect, this.ctx.statements.deleteFinishedJobs, [RETENTION_BATCH]);
         result.deleted += row?.deleted ?? 0;
         if ((row?.deleted ?? 0) < RETENTION_BATCH) break;
-        if (!more()) {
+        if (!moreDeletes()) {
           result.more = true;
           break;
         }
@@ -80,12 +84,13 @@ export class Retention {
       } catch (err) {
         this.ctx.error(err, `retention: expiring waiting jobs after job ${id} of queue "${queue}"`);
         // Past the slice that failed, so that a row it cannot change holds back no other; the next walk tries it again.
-        const [end] = await this.batch<{ last_queue: string; last_id: string }>(connect, this.ctx.statements.walkEnd, [
+        const end = await this.batch<{ last_queue: string; last_id: string }>(connect, this.ctx.statements.walkEnd, [
           EXPIRY_WALK,
           queue,
           id,
-        ]).catch(() => []);
-        this.cursor = end ? [end.last_queue, end.last_id] : ['', '0'];
+        ]).catch(() => null);
+        // the slice's end unknown (the database away): the cursor stays, and the next pass tries the slice again
+        if (end !== null) this.cursor = end[0] ? [end[0].last_queue, end[0].last_id] : ['', '0'];
         return result;
       }
     }

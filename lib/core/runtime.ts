@@ -129,7 +129,7 @@ export class Runtime {
     return this.maintenance.run(this.gate!.connect, force);
   }
 
-  /** Starts `unit` when the engine starts (at once if it has), and stops it when the engine closes, before the pool. */
+  /** Starts `unit` when the engine starts (call it before start()), and stops it when the engine closes, before the pool. */
   attach(unit: { start(): void; stop(): Promise<void> }): void {
     this.attached.push(unit);
   }

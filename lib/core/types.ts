@@ -153,7 +153,7 @@ export interface QueueResult {
   countedOn: Date | null;
   /**
    * True when the queue had ready jobs at the last count and no live instance of the cluster (getWorkers) runs a
-   * loop on it now: nothing will take them.
+   * worker loop on it now: no loop will take them (a `fetch()` by hand still may).
    */
   unworked: boolean;
   /** The table that stores the queue's jobs. */

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthThresholds } from '../core/health.js';
 import { QueueService } from './queue.service.js';
 
 /**
- * Terminus indicator: `up` with each queue's counts (as the last monitor pass cached them) while the database
- * answers, `down` (never a throw) when it does not. Provide it next to `TerminusModule`.
+ * Terminus indicator: `up` with each queue's counts (as the last monitor pass cached them) and the live workers of
+ * the cluster; `down`, with its reasons, when the database does not answer within `timeoutMs` or a threshold is
+ * breached (PgQueue.checkHealth). Never throws. Provide it next to `TerminusModule`.
  */
 @Injectable()
 export class QueueHealthIndicator {
@@ -13,25 +15,10 @@ export class QueueHealthIndicator {
     private readonly queue: QueueService,
   ) {}
 
-  async isHealthy(key = 'queue') {
+  async isHealthy(key = 'queue', thresholds?: HealthThresholds) {
     const check = this.health.check(key);
-    try {
-      const queues = await this.queue.getQueues();
-      const counts = Object.fromEntries(
-        queues.map((q) => [
-          q.name,
-          {
-            queued: q.queuedCount,
-            ready: q.readyCount,
-            active: q.activeCount,
-            failed: q.failedCount,
-            readyOldestSeconds: q.readyOldestSeconds,
-          },
-        ]),
-      );
-      return check.up({ queues: counts, workers: this.queue.workerCount });
-    } catch (err) {
-      return check.down({ message: err instanceof Error ? err.message : String(err) });
-    }
+    const report = await this.queue.checkHealth(thresholds);
+    const details = { queues: report.queues, workers: report.workers };
+    return report.healthy ? check.up(details) : check.down({ reasons: report.reasons, ...details });
   }
 }

@@ -18,9 +18,9 @@ export const QUEUE_TABLE_AUTOVACUUM =
  *   so retention keeps the row until then, however short its deleteAfterSeconds. Rows stored before this
  *   migration have none; their slot is held until their keep_until, as before.
  * - A partial index on the keep_until of finished jobs, which retention deletes past it: a job's end adds an entry,
- *   a send or a claim none. Waiting jobs past their retention are found through the claim's own index
- *   (jobs_ready_idx) instead: an index of their own cost bulk inserts 10% of their throughput
- *   (bench/drain-cpu.mjs, two interleaved runs), for a scan that runs once per maintenance interval.
+ *   a send or a claim none. Waiting jobs past their retention are found by a walk of the table instead
+ *   (expireWaitingJobs): an index of their own cost bulk inserts 10% of their throughput (bench/drain-cpu.mjs,
+ *   two interleaved runs).
  * - A flow's links are deleted with their parent, found by the primary key's prefix.
  * Like every migration, it runs in one transaction that holds the jobs table's lock: sends and claims wait while
  * the failures stored before are given their new keep_until and the index is built (operations.md, "Migrations").

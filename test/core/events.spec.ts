@@ -50,6 +50,18 @@ describe('job lifecycle events', () => {
     expect(retrying).toEqual([held]);
   });
 
+  it("a transactional handler's completion emits completed too", async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('ev.tx');
+    const completed: string[] = [];
+    q.on('completed', (e) => completed.push(e.id));
+    const id = (await q.send('ev.tx', {}))!;
+    await q.work('ev.tx', { transactional: true, pollingIntervalSeconds: 0.2 }, () => 'ok');
+    await until(() => completed.length === 1, 'the completed event');
+    expect(completed).toEqual([id]);
+    await q.offWork('ev.tx');
+  });
+
   it('a listener that throws is reported as an error and changes nothing', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('ev.throw');

@@ -42,7 +42,13 @@ describe('the monitor pass caches counts on the queue', () => {
     expect(await q.getQueue(name)).toMatchObject({ queuedCount: 0, totalCount: 0, countedOn: null });
     const result = await q.monitor({ force: true });
     expect(result.ran).toBe(true);
-    expect(result.queues.find((x) => x.name === name)).toEqual({ name, queuedCount: 3, readyCount: 2, warningQueueSize: null });
+    expect(result.queues.find((x) => x.name === name)).toEqual({
+      name,
+      queuedCount: 3,
+      readyCount: 2,
+      warningQueueSize: null,
+      previousQueuedCount: null,
+    });
     const counted = (await q.getQueue(name))!;
     expect(counted).toMatchObject({ queuedCount: 3, deferredCount: 1, readyCount: 2, activeCount: 0, totalCount: 3 });
     expect(counted.countedOn).toBeInstanceOf(Date);

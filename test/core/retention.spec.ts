@@ -348,3 +348,17 @@ describe('what review found', () => {
     expect((await pass()).expired).toEqual([{ id: waiting, queue: name }]);
   });
 });
+
+describe('a key_strict_fifo parent and its child on the same key', () => {
+  it('the parent failing (in the same statement) leaves its child cancelled, not a second failure of the key', async () => {
+    const name = await queue({ policy: 'key_strict_fifo', retryLimit: 0 });
+    const ids = await q.flow([
+      { name, ref: 'p', singletonKey: 'k' },
+      { name, ref: 'c', singletonKey: 'k', dependsOn: ['p'] },
+    ]);
+    await q.fetch(name);
+    await q.fail(name, ids.p!, new Error('boom'));
+    expect((await q.getJobById(name, ids.p!))!.state).toBe('failed');
+    expect((await q.getJobById(name, ids.c!))!.state).toBe('cancelled');
+  });
+});

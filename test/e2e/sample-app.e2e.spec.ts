@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { QueueService } from 'nestjs-pgqueue';
 import { createAppModule } from '../../sample-app/src/app.module.js';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
@@ -51,12 +52,17 @@ describe('sample app', () => {
     expect(rows).toEqual([{ state: 'completed' }]);
   });
 
-  it('GET /health answers 200 with status ok and the queue up', async () => {
-    const { status, body } = await getJson('/health');
+  it('GET /health answers 200 with status ok, the queue up and this instance among the live workers', async () => {
+    const { status, body } = await until(async () => {
+      const res = await getJson('/health');
+      return res.body.info?.queue?.workers?.[0]?.queues?.length > 0 ? res : null;
+    }, 'this instance and its loop in the workers registry');
     expect(status).toBe(200);
     expect(body.status).toBe('ok');
-    expect(body.info.queue).toMatchObject({ status: 'up', workers: 1 });
-    expect(body.info.queue.queues).toHaveProperty('welcome-email');
+    expect(body.info.queue.status).toBe('up');
+    expect(body.info.queue.workers).toEqual([
+      expect.objectContaining({ pid: process.pid, queues: [expect.objectContaining({ name: 'welcome-email' })] }),
+    ]);
   });
 
   it('GET /jobs/:id answers 404 for an unknown or malformed id', async () => {
@@ -75,5 +81,32 @@ describe('sample app', () => {
     });
     expect(res.status).toBe(400);
     await res.body?.cancel();
+  });
+
+  it('GET /health goes down while the workers are stopped and a backlog grows, and up again once they work it', async () => {
+    const queue = app!.get(QueueService);
+    await queue.offWork('welcome-email');
+    await queue.insert(
+      'welcome-email',
+      Array.from({ length: 1001 }, (_, n) => ({ data: { to: `user${n}@example.com` } })),
+    );
+    await queue.monitor({ force: true });
+    // the registry learns of the stopped loop at its next refresh, which offWork asks for at once
+    const down = await until(async () => {
+      const res = await getJson('/health');
+      return res.status === 503 && res.body.error.queue.reasons.length === 2 ? res : null;
+    }, 'health down for both reasons');
+    expect(down.body.error.queue.status).toBe('down');
+    expect(down.body.error.queue.reasons).toEqual([
+      'queue "welcome-email": 1001 jobs waiting (maxQueued 1000)',
+      'queue "welcome-email": 1001 ready jobs and no live worker works it',
+    ]);
+
+    await queue.work('welcome-email', { concurrency: 20, batchSize: 100 }, () => ({ sent: true }));
+    await until(async () => {
+      await queue.monitor({ force: true });
+      return (await getJson('/health')).status === 200;
+    }, 'health up again once the backlog is worked');
+    await queue.offWork('welcome-email');
   });
 });

@@ -58,7 +58,10 @@ WITH RECURSIVE expired AS MATERIALIZED (
   SELECT pg_notify($2, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
   FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
 )
-SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified FROM reaped r`;
+SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - now())))::int END AS retry_in,
+  CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
+FROM reaped r`;
 
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
 export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;

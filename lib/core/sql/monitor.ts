@@ -28,7 +28,7 @@ const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
  */
 export const monitorQueues = (s: string) => `
 WITH win AS MATERIALIZED (
-  SELECT q.name, now() - interval '10 seconds' AS until,
+  SELECT q.name, now() - interval '10 seconds' AS until, q.queued_count AS prev_queued, q.counted_on AS prev_counted_on,
     CASE WHEN $2::boolean AND q.delta_on >= now() - interval '10 seconds' - greatest(interval '2 hours', $3::float8 * 2 * interval '1 second')
       THEN q.delta_on END AS since
   FROM ${s}.queues q
@@ -90,7 +90,10 @@ WITH win AS MATERIALIZED (
   FROM counted k WHERE $2 IS TRUE
   ON CONFLICT (queue, captured_on) DO NOTHING
 )
-SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size FROM counted k ORDER BY k.name`;
+-- the counts before this pass: a queue-size warning goes out once per crossing, whichever instance counts
+SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size,
+  (SELECT w.prev_queued FROM win w WHERE w.name = k.name AND w.prev_counted_on IS NOT NULL) AS prev_queued
+FROM counted k ORDER BY k.name`;
 
 /** Deletes the snapshots older than $1 days. */
 export const deleteOldQueueStats = (s: string) => `DELETE FROM ${s}.queue_stats WHERE captured_on < now() - $1::float8 * interval '1 day'`;

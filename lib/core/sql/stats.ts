@@ -10,3 +10,13 @@ FROM ${s}.queue_stats x
 WHERE x.queue = $1 AND ($2::timestamptz IS NULL OR x.captured_on >= $2) AND ($3::timestamptz IS NULL OR x.captured_on <= $3)
 ORDER BY x.captured_on DESC
 LIMIT $4`;
+
+/**
+ * Jobs failed for good per queue in the windows of the snapshots that ended in the last $1 minutes (the health
+ * check's maxFailedLastMinutes). $2 queue names text[] or null (all)
+ */
+export const failedSince = (s: string) => `
+SELECT x.queue, sum(x.failed_delta)::int AS failed FROM ${s}.queue_stats x
+WHERE x.delta_on > now() - $1::float8 * interval '1 minute' AND x.delta_seconds IS NOT NULL
+  AND ($2::text[] IS NULL OR x.queue = ANY($2::text[]))
+GROUP BY x.queue`;

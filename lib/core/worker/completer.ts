@@ -239,6 +239,12 @@ export class Completer {
     }
   }
 
+  /** A completion written outside the completer (a transactional handler's, with its transaction): its event. */
+  announceCompleted(id: string): void {
+    const { events, queue } = this.scope;
+    if (events.listens('completed')) events.job('completed', { queue, id });
+  }
+
   /** Emits the lifecycle events of the outcomes of `batch` that were written, for the events anyone listens to. */
   private announce(batch: readonly Outcome[], written: ReadonlyMap<string, Written>, failed: boolean): void {
     const { events, queue } = this.scope;

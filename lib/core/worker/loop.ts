@@ -206,13 +206,14 @@ export class Worker {
       const limit = Math.min(free, this.options.batchSize);
       this.notified = false;
       let rows: ClaimedRow[];
+      let claimMs: number;
       try {
         const claimStarted = performance.now();
         rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, {
           groups: this.options.groupConcurrency,
           asyncCommit: true,
         });
-        this.timed(performance.now() - claimStarted);
+        claimMs = performance.now() - claimStarted;
         errorDelayMs = 0;
         // a short claim of a limited queue may have met (or filled) a rate window, which the due clock reads the end of
         if (rows.length < limit && this.scope.profile.limited) this.due.expire();
@@ -234,6 +235,8 @@ export class Worker {
         return;
       }
       this.local.push(rows, Date.now());
+      // reported once the claimed jobs are in hand: a report that went wrong must not drop them
+      this.timed(claimMs);
       this.local.dispatch();
       if (rows.length < limit) {
         // A failed read costs only precision: the loop sleeps for the polling interval, and reads again after it.
