@@ -1,7 +1,7 @@
 // getQueueStats: a queue's series of monitor snapshots (with persistQueueStats), or the one snapshot the last pass
 // cached on the queue's row (without), downsampled and read into percentiles by stats-series.ts.
 import { QueueNotFoundError, InvalidOptionError } from './errors.js';
-import type { QueueRow } from './rows.js';
+import { countsOf, type QueueRow } from './rows.js';
 import type { Runtime } from './runtime.js';
 import { downsample, widthFor, withPercentiles, type Snapshot } from './stats-series.js';
 import type { QueueStats, QueueStatsAggregate, QueueStatsOptions } from './types.js';
@@ -106,14 +106,7 @@ function toSnapshot(r: SnapshotRow): Snapshot {
 function cachedSnapshot(r: QueueRow): Snapshot {
   return {
     name: r.name,
-    queuedCount: r.queued,
-    deferredCount: r.deferred,
-    blockedCount: r.blocked,
-    readyCount: r.ready,
-    activeCount: r.active,
-    failedCount: r.failed,
-    totalCount: r.total,
-    readyOldestSeconds: r.ready_oldest,
+    ...countsOf(r),
     createdDelta: null,
     completedDelta: null,
     failedDelta: null,

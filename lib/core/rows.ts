@@ -1,4 +1,4 @@
-import type { JobState, JobWithMetadata, QueuePolicy, QueueResult } from './types.js';
+import type { JobState, JobWithMetadata, QueueCounts, QueuePolicy, QueueResult } from './types.js';
 
 /** A `queues` row with the live counts of `getQueues`. */
 export interface QueueRow {
@@ -44,6 +44,20 @@ export interface QueueRow {
   table_name: string;
 }
 
+/** The counts of a queue row, as the last monitor pass cached them. */
+export function countsOf(r: QueueRow): QueueCounts {
+  return {
+    queuedCount: r.queued,
+    deferredCount: r.deferred,
+    blockedCount: r.blocked,
+    readyCount: r.ready,
+    activeCount: r.active,
+    failedCount: r.failed,
+    totalCount: r.total,
+    readyOldestSeconds: r.ready_oldest,
+  };
+}
+
 export function toQueueResult(r: QueueRow): QueueResult {
   return {
     name: r.name,
@@ -65,14 +79,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     concurrencyLimit: r.concurrency_limit,
     rateLimit:
       r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
-    queuedCount: r.queued,
-    deferredCount: r.deferred,
-    blockedCount: r.blocked,
-    readyCount: r.ready,
-    activeCount: r.active,
-    failedCount: r.failed,
-    totalCount: r.total,
-    readyOldestSeconds: r.ready_oldest,
+    ...countsOf(r),
     singletonsActive: r.singletons_active,
     createdDelta: r.created_delta,
     completedDelta: r.completed_delta,

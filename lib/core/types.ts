@@ -92,30 +92,8 @@ export interface FlowJob<T = unknown> extends JobInsert<T> {
   onParentFailure?: 'fail' | 'cancel';
 }
 
-/**
- * What a queue's row holds: its settings, and the counts the last monitor pass cached on it (every
- * `monitorIntervalSeconds`; `getQueue(name, { force: true })` counts now). Until a pass has counted the queue, the
- * counts are 0 and `countedOn` is null.
- */
-export interface QueueResult {
-  name: string;
-  policy: QueuePolicy;
-  partition: boolean;
-  deadLetter: string | null;
-  warningQueueSize: number | null;
-  notify: boolean;
-  removeOnComplete: boolean;
-  failedDeleteAfterSeconds: number;
-  retryLimit: number;
-  retryDelay: number;
-  retryBackoff: boolean;
-  retryDelayMax: number | null;
-  expireInSeconds: number;
-  heartbeatSeconds: number | null;
-  deleteAfterSeconds: number;
-  retentionSeconds: number;
-  concurrencyLimit: number | null;
-  rateLimit: { count: number; perSeconds: number } | null;
+/** A queue's job counts, as a monitor pass counts them. */
+export interface QueueCounts {
   /** Jobs waiting to run (created or retry): deferred, blocked and ready. */
   queuedCount: number;
   /** Queued jobs whose `startAfter` is still in the future. */
@@ -134,6 +112,32 @@ export interface QueueResult {
    * handed back at shutdown keeps its first due time.
    */
   readyOldestSeconds: number;
+}
+
+/**
+ * What a queue's row holds: its settings, and the counts the last monitor pass cached on it (every
+ * `monitorIntervalSeconds`; `getQueue(name, { force: true })` counts now). Until a pass has counted the queue, the
+ * counts are 0 and `countedOn` is null.
+ */
+export interface QueueResult extends QueueCounts {
+  name: string;
+  policy: QueuePolicy;
+  partition: boolean;
+  deadLetter: string | null;
+  warningQueueSize: number | null;
+  notify: boolean;
+  removeOnComplete: boolean;
+  failedDeleteAfterSeconds: number;
+  retryLimit: number;
+  retryDelay: number;
+  retryBackoff: boolean;
+  retryDelayMax: number | null;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  deleteAfterSeconds: number;
+  retentionSeconds: number;
+  concurrencyLimit: number | null;
+  rateLimit: { count: number; perSeconds: number } | null;
   /** The `singletonKey` of each active job of a `singleton` or `stately` queue; null when there is none. */
   singletonsActive: string[] | null;
   /**
@@ -293,16 +297,8 @@ export interface QueueStatsOptions {
 }
 
 /** One point of a queue's stats series: a monitor snapshot, or a bucket of them. */
-export interface QueueStats {
+export interface QueueStats extends QueueCounts {
   name: string;
-  queuedCount: number;
-  deferredCount: number;
-  blockedCount: number;
-  readyCount: number;
-  activeCount: number;
-  failedCount: number;
-  totalCount: number;
-  readyOldestSeconds: number;
   /** Jobs created, completed and failed for good in the window; null where no window was measured. */
   createdDelta: number | null;
   completedDelta: number | null;
