@@ -4,6 +4,7 @@ import { deferred, stateCounts, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('worker');
+afterEach(() => f.closeMade());
 afterAll(() => f.cleanup());
 
 describe('worker loop', () => {

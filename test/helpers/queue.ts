@@ -27,6 +27,13 @@ export function queueFixture(prefix: string) {
       made.push(q);
       return q;
     },
+    /**
+     * Closes the engines made so far (for afterEach): each open engine holds its LISTEN connection and, refreshed
+     * every 5 s by the workers registry, at least one pooled connection, and the server's max_connections is shared.
+     */
+    async closeMade(): Promise<void> {
+      await Promise.all(made.splice(0).map((q) => q.close()));
+    },
     async cleanup(): Promise<void> {
       await Promise.all(made.map((q) => q.close()));
       await dropSchema(pool, schema);
