@@ -3,7 +3,7 @@
 import { inTransaction, type Executor } from './db.js';
 import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { parseForce, parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
-import { toQueueResult, type QueueRow } from './rows.js';
+import { settingsOf, toQueueResult, type QueueRow } from './rows.js';
 import { createQueueArgs } from './sql/index.js';
 import type { Runtime } from './runtime.js';
 import type { QueueOptions, QueueResult } from './types.js';
@@ -78,7 +78,7 @@ export class QueueAdmin {
       // limit's value may change, but a queue cannot gain or lose its limits after it is created.
       const [row] = await exec.query<QueueRow>(this.rt.statements.getQueues, [[name]]);
       if (!row) throw new QueueNotFoundError(name);
-      const stored = toQueueResult(row);
+      const stored = settingsOf(row);
       for (const [field, given, had] of [
         ['options.concurrencyLimit', o.concurrencyLimit, stored.concurrencyLimit],
         ['options.rateLimit', o.rateLimit, stored.rateLimit],
@@ -163,31 +163,9 @@ export class QueueAdmin {
 }
 
 /** What a queue's stored settings say against the options asked, one line per difference. */
-const NO_COUNTS = {
-  queued: 0,
-  deferred: 0,
-  blocked: 0,
-  ready: 0,
-  ready_oldest: 0,
-  active: 0,
-  failed: 0,
-  total: 0,
-  singletons_active: null,
-  created_delta: 0,
-  completed_delta: 0,
-  failed_delta: 0,
-  delta_seconds: null,
-  delta_on: null,
-  wait_bins: null,
-  run_bins: null,
-  counted_on: null,
-  unworked: false,
-};
-
 function differingSettings(o: ParsedQueueOptions, row: QueueRow): string[] {
-  // createQueue returns the settings only; the counts are not compared
-  const stored = toQueueResult({ ...NO_COUNTS, ...row, table_name: '', created_on: new Date(), updated_on: new Date() });
+  const stored: Record<string, unknown> = settingsOf(row);
   return Object.entries(o)
-    .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key as keyof QueueResult]) !== JSON.stringify(value))
-    .map(([key, value]) => `${key} is ${JSON.stringify(stored[key as keyof QueueResult])}, asked ${JSON.stringify(value)}`);
+    .filter(([key, value]) => value !== undefined && JSON.stringify(stored[key]) !== JSON.stringify(value))
+    .map(([key, value]) => `${key} is ${JSON.stringify(stored[key])}, asked ${JSON.stringify(value)}`);
 }

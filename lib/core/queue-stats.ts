@@ -65,7 +65,11 @@ function parseStatsOptions(value: unknown): ParsedStatsOptions {
   };
 }
 
-interface SnapshotRow extends Omit<QueueRow, 'name'> {
+/** A queue_stats row as readQueueStats selects it: the counts, and the deltas as the queue row holds them. */
+interface SnapshotRow extends Pick<
+  QueueRow,
+  'created_delta' | 'completed_delta' | 'failed_delta' | 'delta_seconds' | 'delta_on' | 'wait_bins' | 'run_bins'
+> {
   name: string;
   captured_on: Date;
   queued_count: number;

@@ -58,7 +58,8 @@ export function countsOf(r: QueueRow): QueueCounts {
   };
 }
 
-export function toQueueResult(r: QueueRow): QueueResult {
+/** The settings of a queue row, as stored (createQueue's row holds these columns only). */
+export function settingsOf(r: QueueRow) {
   return {
     name: r.name,
     policy: r.policy,
@@ -79,6 +80,12 @@ export function toQueueResult(r: QueueRow): QueueResult {
     concurrencyLimit: r.concurrency_limit,
     rateLimit:
       r.rate_limit_count === null || r.rate_limit_seconds === null ? null : { count: r.rate_limit_count, perSeconds: r.rate_limit_seconds },
+  };
+}
+
+export function toQueueResult(r: QueueRow): QueueResult {
+  return {
+    ...settingsOf(r),
     ...countsOf(r),
     singletonsActive: r.singletons_active,
     createdDelta: r.created_delta,

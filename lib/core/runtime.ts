@@ -166,22 +166,21 @@ export class Runtime {
     if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
     if (cfg.supervise) {
       const gate = this.gate;
+      // One lane: an instance's passes never hold two of the pool's connections at once.
       const lane = new PassLane();
-      this.supervisor = new Supervisor(
-        // The pass runs on the gate directly: one running when close() begins still ends.
-        () => this.maintenance.run(gate.connect, false).then(() => undefined),
-        cfg.maintenanceIntervalSeconds * 1000,
-        (err) => this.events.error(err, 'maintenance pass'),
-        lane,
-      );
-      this.supervisor.start();
-      this.monitorSupervisor = new Supervisor(
-        () => this.monitor.run(gate.connect, false).then(() => undefined),
-        cfg.monitorIntervalSeconds * 1000,
-        (err) => this.events.error(err, 'monitor pass'),
-        lane,
-      );
-      this.monitorSupervisor.start();
+      // The passes run on the gate directly: one running when close() begins still ends.
+      const every = (seconds: number, what: string, pass: () => Promise<unknown>) => {
+        const supervisor = new Supervisor(
+          () => pass().then(() => undefined),
+          seconds * 1000,
+          (err) => this.events.error(err, what),
+          lane,
+        );
+        supervisor.start();
+        return supervisor;
+      };
+      this.supervisor = every(cfg.maintenanceIntervalSeconds, 'maintenance pass', () => this.maintenance.run(gate.connect, false));
+      this.monitorSupervisor = every(cfg.monitorIntervalSeconds, 'monitor pass', () => this.monitor.run(gate.connect, false));
     }
     for (const unit of this.attached) unit.start();
   }

@@ -63,6 +63,15 @@ SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) 
   CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
 FROM reaped r`;
 
+/**
+ * Settings for the rest of a maintenance or monitor transaction. A statement timeout: a batch or count that cannot
+ * finish in time (a lock it waits for, a plan gone wrong) is cancelled and its transaction rolled back, and the
+ * next pass starts again. And no JIT, also on a pool handed in (the engine's own sessions have it off: ENGINE_SESSION
+ * in db.ts, which says why): compiling took 1,860 ms of a monitor pass whose execution took 2 ms (EXPLAIN ANALYZE
+ * of monitorQueues over 20 queues; test/core/monitor.spec.ts "is never compiled"). $1 statement timeout in ms
+ */
+export const setPassSettings = (_s: string) => `SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off', true)`;
+
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
 export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;
 

@@ -1,16 +1,6 @@
 import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, FIFO_HEAD, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
 
 /**
- * Settings for the rest of a maintenance or monitor transaction. A statement timeout: a batch or count that cannot
- * finish in time (a lock it waits for, a plan gone wrong) is cancelled and its transaction rolled back, and the
- * next pass starts again. And no JIT: the engine's sessions disable sequential scans (ENGINE_SESSION in db.ts), so a
- * plan that reads a whole small table (the queues) is costed at 10^10 and crosses jit_above_cost; JIT compilation
- * then took 1,860 ms of a monitor pass whose execution took 2 ms (EXPLAIN ANALYZE of monitorQueues over 20
- * queues; test/core/monitor.spec.ts "is never compiled"). $1 statement timeout in milliseconds
- */
-export const setPassSettings = (_s: string) => `SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off', true)`;
-
-/**
  * Deletes up to $1 finished jobs (completed, cancelled, failed) whose keep_until has passed, oldest first, through
  * jobs_finished_keep_idx (migration 5). Rows another transaction holds are skipped (SKIP LOCKED): a batch never
  * waits for a worker, an operator or another instance's pass. Kept however old, while something depends on them:
