@@ -89,6 +89,8 @@ describe('a poison job that crashes its worker process', () => {
     );
     expect(others).toEqual(ids.filter((id) => id !== poison).map((id) => ({ id, state: 'completed', retry_count: 0, runs: 1 })));
 
-    expect(await survivor.stop()).toEqual({ code: 0, signal: null });
+    // with its stderr, so that an exit other than 0 says why (once seen in CI, not reproduced: see issue 13's note)
+    const end = await survivor.stop();
+    expect({ ...end, stderr: end.code === 0 ? '' : survivor.stderrTail }).toEqual({ code: 0, signal: null, stderr: '' });
   });
 });
