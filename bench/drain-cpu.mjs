@@ -6,7 +6,9 @@
 //
 //   node bench/drain-cpu.mjs [--dist dist,/path/to/other/dist] [--rounds 4] [--jobs 40000]
 //
-// --dist: the builds' dist folders (default: this checkout's dist). To compare with an earlier commit:
+// --dist: the builds' dist folders (default: this checkout's dist); `dist+metrics` runs a build with the prom-client
+// metrics registered (lib/metrics/queue-metrics.ts: its listeners on every job's events), to price them against
+// `dist` in the same interleaved run. To compare with an earlier commit:
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   node bench/drain-cpu.mjs --dist /tmp/before/dist,dist
 // PostgreSQL: DATABASE_URL (required). Prints a table: medians (min-max) per build.
@@ -19,8 +21,13 @@ const url = process.env.DATABASE_URL;
 
 if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   // One run: a backlog of `jobs`, then one worker (concurrency 50, batch 200, as the main bench), timed from work().
-  const { dist, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
+  const { dist: build, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
+  const [dist, variant] = build.split('+');
   const { q, end } = await childEngine(dist, url, 'drain_cpu');
+  if (variant === 'metrics') {
+    const { QueueMetrics } = await import(`${dist}/lib/metrics/queue-metrics.js`);
+    new QueueMetrics(q);
+  } else if (variant !== undefined) throw new Error(`drain-cpu: unknown variant +${variant}`);
   await q.createQueue('d');
   // one job per send, the way a request sends one: each send's round trip, timed
   const sendMs = [];

@@ -8,7 +8,7 @@ export { QUEUE_DEFAULTS } from './core/options.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './core/bins.js';
 export type { MaintenanceResult } from './core/maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './core/health.js';
-export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent } from './core/events.js';
+export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './core/events.js';
 export type { MonitorResult, MonitoredQueue } from './core/monitor.js';
 export { QueueModule, type QueueModuleAsyncOptions } from './nest/queue.module.js';
 export { QueueService } from './nest/queue.service.js';

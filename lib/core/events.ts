@@ -8,6 +8,17 @@ export interface JobEvent {
   id: string;
 }
 
+/**
+ * How long an attempt that a worker loop of this instance ran waited and ran, in seconds, as the monitor's
+ * histograms count them: the wait from when the job became due (the later of its creation and its startAfter) to
+ * its claim, by the database's clock; the run from the claim's answer to the outcome being written, by this
+ * process's clock. Null for an attempt no loop of this instance ran (one the maintenance pass reaped).
+ */
+export interface JobTiming {
+  waitSeconds: number | null;
+  runSeconds: number | null;
+}
+
 /** A warning: what it is about (`type`), a sentence for a log (`message`), and the figures behind it. */
 export type QueueWarning =
   /** The queue's waiting jobs (created and retry) reached its warningQueueSize; once per crossing. */
@@ -30,9 +41,9 @@ export interface QueueEvents {
   error: [QueueEngineError];
   warning: [QueueWarning];
   /** A job this instance completed (a worker's handler returned). */
-  completed: [JobEvent];
+  completed: [JobEvent & JobTiming];
   /** An attempt this instance failed: `willRetry` says whether the job goes back to the queue. */
-  failed: [JobEvent & { error: unknown; willRetry: boolean; retryInSeconds: number | null; deadLetter: string | null }];
+  failed: [JobEvent & JobTiming & { error: unknown; willRetry: boolean; retryInSeconds: number | null; deadLetter: string | null }];
   /** An attempt this instance failed that will be retried, `retryInSeconds` from now (null: not known). */
   retrying: [JobEvent & { error: unknown; retryInSeconds: number | null }];
   /** A job this instance's maintenance failed because it waited unstarted past its retention. */

@@ -3,6 +3,7 @@
 // table holds), bounded by a timeout, and says down, with every reason, when a threshold is breached. It never
 // throws: bad thresholds and an unreachable database are reasons too.
 import { InvalidOptionError } from './errors.js';
+import { withDeadline } from './deadline.js';
 import type { QueueResult, WorkerInfo } from './types.js';
 import { int, noUnknownKeys, optBool, optInt, queueName, record } from './validate.js';
 
@@ -138,18 +139,13 @@ export async function checkHealth(source: HealthSource, thresholds?: HealthThres
   } catch (err) {
     return { healthy: false, reasons: [(err as Error).message], queues: {}, workers: [] };
   }
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the database did not answer within ${t.timeoutMs} ms`)), t.timeoutMs);
-  });
   try {
     const read = Promise.all([
       source.getQueues(t.queues),
       source.getWorkers(),
       t.maxFailedLastMinutes ? source.failedSince(t.maxFailedLastMinutes.minutes, t.queues ?? null) : Promise.resolve(null),
     ]);
-    read.catch(() => undefined); // answered after the timeout: nobody waits for it any more
-    const [queues, workers, failed] = await Promise.race([read, timeout]);
+    const [queues, workers, failed] = await withDeadline(read, t.timeoutMs, `the database did not answer within ${t.timeoutMs} ms`);
     const judged = judge(queues, workers, failed, t);
     return {
       ...judged,
@@ -164,7 +160,5 @@ export async function checkHealth(source: HealthSource, thresholds?: HealthThres
     };
   } catch (err) {
     return { healthy: false, reasons: [err instanceof Error ? err.message : String(err)], queues: {}, workers: [] };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -7,5 +7,5 @@ export { QUEUE_DEFAULTS } from './options.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './bins.js';
 export type { MaintenanceResult } from './maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './health.js';
-export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent } from './events.js';
+export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './events.js';
 export type { MonitorResult, MonitoredQueue } from './monitor.js';

@@ -123,7 +123,16 @@ export class Maintenance {
       const willRetry = r.state === 'retry';
       const error = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
       if (onFailed)
-        events.job('failed', { queue: r.queue, id: r.id, error, willRetry, retryInSeconds: r.retry_in, deadLetter: r.dead_letter });
+        events.job('failed', {
+          queue: r.queue,
+          id: r.id,
+          waitSeconds: null,
+          runSeconds: null,
+          error,
+          willRetry,
+          retryInSeconds: r.retry_in,
+          deadLetter: r.dead_letter,
+        });
       if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: r.retry_in });
     }
   }

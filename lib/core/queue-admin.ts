@@ -108,9 +108,12 @@ export class QueueAdmin {
     }
     const deleted = await inTransaction(this.rt.connect, async (client) => {
       await client.query(this.rt.statements.setDdlLockTimeout);
+      // A partition is dropped first, before this transaction holds any row: dropped last, its ACCESS EXCLUSIVE
+      // lock waited for a worker's settle, which held the partition and waited for a job row the DELETE below had
+      // locked (a deadlock, seen in test/core/partition.spec.ts). Dropped first, it only waits for the settle to end.
+      await client.query(this.rt.statements.dropQueuePartition, [name]);
       await client.query(this.rt.statements.deleteQueueJobs, [name]);
       const { rowCount } = await client.query(this.rt.statements.deleteQueue, [name]);
-      await client.query(this.rt.statements.dropQueuePartition, [name]);
       return rowCount;
     });
     this.rt.router.forget(name);

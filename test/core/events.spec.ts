@@ -15,13 +15,25 @@ describe('job lifecycle events', () => {
       q.on(name, (payload: QueueEvents[typeof name][0]) => seen.push({ name, payload: { ...payload } }));
     const ok = (await q.send('ev.work', { fail: false }))!;
     const bad = (await q.send('ev.work', { fail: true }))!;
+    // due 3 s ago (created 5 s ago): its wait is counted from when it became due
+    await f.sql(`UPDATE $schema.jobs SET created_on = now() - interval '5 s', start_after = now() - interval '3 s' WHERE id = $1`, [ok]);
+    const began = Date.now();
     await q.work<{ fail: boolean }>('ev.work', { pollingIntervalSeconds: 0.2 }, (job) => {
       if (job.data.fail) throw Object.assign(new Error('nope'), { code: 'E_NOPE' });
       return 'done';
     });
     await until(() => seen.filter((e) => e.name === 'failed').length === 2, 'both attempts of the bad job failed');
+    const elapsed = (Date.now() - began) / 1000;
     await q.offWork('ev.work');
-    expect(seen.filter((e) => e.name === 'completed')).toEqual([{ name: 'completed', payload: { queue: 'ev.work', id: ok } }]);
+    const completed = seen.filter((e) => e.name === 'completed');
+    expect(completed).toEqual([
+      { name: 'completed', payload: { queue: 'ev.work', id: ok, waitSeconds: expect.any(Number), runSeconds: expect.any(Number) } },
+    ]);
+    const { waitSeconds, runSeconds } = completed[0]!.payload as { waitSeconds: number; runSeconds: number };
+    expect(waitSeconds).toBeGreaterThanOrEqual(3);
+    expect(waitSeconds).toBeLessThan(3 + elapsed);
+    expect(runSeconds).toBeGreaterThanOrEqual(0);
+    expect(runSeconds).toBeLessThanOrEqual(elapsed);
     const failed = seen.filter((e) => e.name === 'failed').map((e) => e.payload);
     expect(failed).toEqual([
       expect.objectContaining({ queue: 'ev.work', id: bad, willRetry: true, retryInSeconds: 0, deadLetter: null }),

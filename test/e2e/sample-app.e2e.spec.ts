@@ -1,4 +1,4 @@
-// The sample app as a user would run it: it imports `nestjs-pgqueue` and `nestjs-pgqueue/terminus` by
+// The sample app as a user would run it: it imports `nestjs-pgqueue`, `nestjs-pgqueue/terminus` and `/prometheus` by
 // their public names (package exports → dist, built by `npm test` first), over real HTTP.
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
@@ -6,6 +6,7 @@ import { Test } from '@nestjs/testing';
 import { QueueService } from 'nestjs-pgqueue';
 import { createAppModule } from '../../sample-app/src/app.module.js';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+import { samples, series } from '../helpers/prometheus.js';
 
 const schema = uniqueSchema('sample');
 const admin = testPool(2);
@@ -63,6 +64,22 @@ describe('sample app', () => {
     expect(body.info.queue.workers).toEqual([
       expect.objectContaining({ pid: process.pid, queues: [expect.objectContaining({ name: 'welcome-email' })] }),
     ]);
+  });
+
+  it("GET /metrics serves the queue's metrics: this instance's completed jobs with their times, and the monitor's counts", async () => {
+    await app!.get(QueueService).monitor({ force: true });
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const s = samples(await res.text());
+    const queue = { queue: 'welcome-email' };
+    expect(s.get('pgqueue_up')).toBe(1);
+    // the first test's job (and nothing else has run yet)
+    expect(s.get(series('pgqueue_jobs_completed_total', queue))).toBe(1);
+    expect(s.get(series('pgqueue_job_run_seconds_count', queue))).toBe(1);
+    expect(s.get(series('pgqueue_job_wait_seconds_bucket', { le: '+Inf', ...queue }))).toBe(1);
+    expect(s.get(series('pgqueue_queue_stored_jobs', queue))).toBe(1);
+    expect(s.get(series('pgqueue_queue_queued_jobs', queue))).toBe(0);
   });
 
   it('GET /jobs/:id answers 404 for an unknown or malformed id', async () => {

@@ -38,6 +38,7 @@ describe('the package', () => {
       'dist/lib/index.d.ts',
       'dist/schema/index.js',
       'dist/lib/nest/terminus.js',
+      'dist/lib/nest/prometheus.js',
       'dist/lib/core/index.js',
     ]) {
       expect(packed).toContain(entry);

@@ -3,7 +3,7 @@
 import { jest } from '@jest/globals';
 import { buildStatements } from '../../lib/core/sql/index.js';
 import { attemptKey } from '../../lib/core/worker/attempt.js';
-import { Completer, type CompleterScope, type Finished } from '../../lib/core/worker/completer.js';
+import { Completer, timingOf, type CompleterScope, type Finished } from '../../lib/core/worker/completer.js';
 import { describeFailure } from '../../lib/core/worker/failure.js';
 
 const statements = buildStatements('"s"');
@@ -16,8 +16,17 @@ interface Call {
 }
 
 function attempt(id: string, kind: { parent?: boolean; remove?: boolean } = {}): Finished {
-  const row = { id, claim_count: 1, stamp: `17000000${id}`, parent: kind.parent ?? false, remove: kind.remove ?? false };
-  return { key: attemptKey(row), row };
+  const row = {
+    id,
+    claim_count: 1,
+    stamp: `17000000${id}`,
+    parent: kind.parent ?? false,
+    remove: kind.remove ?? false,
+    created_on: 1_700_000_000_000,
+    start_after: 1_700_000_001_000,
+    started_on: 1_700_000_001_250,
+  };
+  return { key: attemptKey(row), row, claimedAt: Date.now() };
 }
 
 /** A fake engine: `answer` gets each statement with the ids it names and returns the ids it writes (or throws). */
@@ -316,12 +325,15 @@ describe('lifecycle events', () => {
     await h.completer.settle(attempt('6'), null, null);
     const failure = (message: string) => ({ error: { name: 'Error', message }, permanent: false, retryAfterSeconds: null });
     await Promise.all([h.completer.settle(attempt('1'), null, failure('again')), h.completer.settle(attempt('2'), null, failure('done'))]);
+    // waited from the later of creation and startAfter to the claim (0.25 s); ran from the claim's answer on
+    const timing = { waitSeconds: 0.25, runSeconds: expect.any(Number) };
     expect(h.emitted).toEqual([
-      { name: 'completed', queue: 'q', id: '6' },
+      { name: 'completed', queue: 'q', id: '6', ...timing },
       {
         name: 'failed',
         queue: 'q',
         id: '1',
+        ...timing,
         error: { name: 'Error', message: 'again' },
         willRetry: true,
         retryInSeconds: 30,
@@ -332,12 +344,22 @@ describe('lifecycle events', () => {
         name: 'failed',
         queue: 'q',
         id: '2',
+        ...timing,
         error: { name: 'Error', message: 'done' },
         willRetry: false,
         retryInSeconds: null,
         deadLetter: 'dlq',
       },
     ]);
+  });
+
+  it("times an attempt's wait by the database's stamps and its run from the claim's answer", () => {
+    const entry = attempt('8');
+    const row = { ...entry.row, created_on: 10_000, start_after: 4_000, started_on: 12_500 };
+    expect(timingOf({ ...entry, row, claimedAt: 50_000 }, 53_250)).toEqual({ waitSeconds: 2.5, runSeconds: 3.25 });
+    // a deferred job waits from its startAfter; clocks a hair apart never give a negative duration
+    const deferred = { ...row, start_after: 13_000 };
+    expect(timingOf({ ...entry, row: deferred, claimedAt: 50_000 }, 49_990)).toEqual({ waitSeconds: 0, runSeconds: 0 });
   });
 
   it('emits nothing for an outcome the fence refused', async () => {

@@ -149,7 +149,7 @@ export class AttemptRunner {
               ).rowCount ?? 0,
           );
           if (!held) this.completer.stale(row);
-          else this.completer.announceCompleted(row.id);
+          else this.completer.announceCompleted(attempt);
           return;
         } catch (err) {
           failure = describeFailure(err, row.retry_count);

@@ -39,6 +39,8 @@ export class Attempt {
   readonly abort = new LazyAbort();
   /** When the lease (expireInSeconds, from the claim) runs out, in ms since the epoch: see LeaseClock. */
   readonly leaseEnd: number;
+  /** When the claim that took the job returned, in ms since the epoch (this process's clock). */
+  readonly claimedAt: number;
   /** A transactional handler's transaction, once begun: given up when the attempt is cut off or handed back. */
   tx: JobTransaction | null = null;
   /** Settles when the attempt is done (set once, by whoever runs it). */
@@ -50,6 +52,7 @@ export class Attempt {
     claimedAt: number,
   ) {
     this.key = attemptKey(row);
+    this.claimedAt = claimedAt;
     // The lease began at the claim, not when the job left the local queue.
     this.leaseEnd = claimedAt + row.expire_seconds * 1000;
   }

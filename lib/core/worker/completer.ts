@@ -5,7 +5,8 @@ import type { Executor } from '../db.js';
 import { isDataException } from '../pg-errors.js';
 import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
 import type { HeldAttempt } from '../sql/lease.js';
-import type { EngineEvents } from '../events.js';
+import type { ClaimedRow } from './claim.js';
+import type { EngineEvents, JobTiming } from '../events.js';
 import type { QueueLogger } from '../types.js';
 import { attemptKey } from './attempt.js';
 import type { FailureInfo } from './failure.js';
@@ -36,10 +37,23 @@ export interface CompleterScope {
   readonly events: Pick<EngineEvents, 'warning' | 'listens' | 'job'>;
 }
 
-/** An attempt as the completer writes it: its key (attemptKey) and the row fields its statements use. */
+/**
+ * An attempt as the completer writes it: its key (attemptKey), the row fields its statements use and its events'
+ * timings read, and when its claim returned (Attempt.claimedAt).
+ */
 export interface Finished {
   readonly key: string;
-  readonly row: HeldAttempt & { readonly parent: boolean; readonly remove: boolean };
+  readonly row: HeldAttempt & Pick<ClaimedRow, 'parent' | 'remove' | 'created_on' | 'started_on' | 'start_after'>;
+  readonly claimedAt: number;
+}
+
+/** How long an attempt waited (database clock) and ran (this process's clock, up to `now`), for its events. */
+export function timingOf(entry: Finished, now: number): JobTiming {
+  const { created_on, started_on, start_after } = entry.row;
+  return {
+    waitSeconds: Math.max(0, started_on - Math.max(created_on, start_after)) / 1000,
+    runSeconds: Math.max(0, now - entry.claimedAt) / 1000,
+  };
 }
 
 /** Tries to write a result (about 3 s in all) before leaving the job to its lease. */
@@ -240,21 +254,24 @@ export class Completer {
   }
 
   /** A completion written outside the completer (a transactional handler's, with its transaction): its event. */
-  announceCompleted(id: string): void {
+  announceCompleted(entry: Finished): void {
     const { events, queue } = this.scope;
-    if (events.listens('completed')) events.job('completed', { queue, id });
+    if (events.listens('completed')) events.job('completed', { queue, id: entry.row.id, ...timingOf(entry, Date.now()) });
   }
 
   /** Emits the lifecycle events of the outcomes of `batch` that were written, for the events anyone listens to. */
   private announce(batch: readonly Outcome[], written: ReadonlyMap<string, Written>, failed: boolean): void {
     const { events, queue } = this.scope;
     if (!failed) {
-      if (events.listens('completed'))
-        for (const o of batch) if (written.has(o.entry.key)) events.job('completed', { queue, id: o.entry.row.id });
+      if (!events.listens('completed')) return;
+      const now = Date.now();
+      for (const o of batch)
+        if (written.has(o.entry.key)) events.job('completed', { queue, id: o.entry.row.id, ...timingOf(o.entry, now) });
       return;
     }
     const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
     if (!onFailed && !onRetrying) return;
+    const now = Date.now();
     for (const o of batch) {
       const row = written.get(o.entry.key);
       if (!row || !o.failure) continue;
@@ -265,6 +282,7 @@ export class Completer {
         events.job('failed', {
           queue,
           id: row.id,
+          ...timingOf(o.entry, now),
           error,
           willRetry,
           retryInSeconds,

@@ -1,0 +1,17 @@
+/**
+ * `work`, or a rejection with `message` once `ms` have passed without its answer, whichever comes first. The work
+ * is not cancelled: a late answer (or failure) is dropped. For readers that must answer in time (a health probe, a
+ * metrics scrape) while the database hangs.
+ */
+export async function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  work.catch(() => undefined); // failed after the deadline: nobody waits for it any more
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
