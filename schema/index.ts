@@ -11,6 +11,7 @@ import {
   type AnyPgColumn,
   bigint,
   boolean,
+  check,
   doublePrecision,
   index,
   integer,
@@ -228,13 +229,42 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     heartbeatOn: timestamp('heartbeat_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
+  // cron schedules: a row per queue and key, its next slot moved on as each fires (migration 8)
+  const schedules = schema.table(
+    'schedules',
+    {
+      name: text('name')
+        .notNull()
+        .references(() => queues.name, { onDelete: 'cascade' }),
+      key: text('key').notNull().default(''),
+      cron: text('cron').notNull(),
+      tz: text('tz').notNull().default('UTC'),
+      data: jsonb('data'),
+      options: jsonb('options')
+        .notNull()
+        .default(sql`'{}'::jsonb`),
+      missed: text('missed').notNull().default('once'),
+      managed: boolean('managed').notNull().default(false),
+      nextRunOn: timestamp('next_run_on', { withTimezone: true }).notNull(),
+      lastRunOn: timestamp('last_run_on', { withTimezone: true }),
+      lastJobId: bigint('last_job_id', { mode: 'bigint' }),
+      createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
+      updatedOn: timestamp('updated_on', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [
+      primaryKey({ name: 'schedules_pkey', columns: [t.name, t.key] }),
+      index('schedules_next_run_idx').on(t.nextRunOn),
+      check('schedules_missed_check', sql`${t.missed} IN ('once', 'skip')`),
+    ],
+  );
+
   const migrations = schema.table('migrations', {
     version: integer('version').primaryKey(),
     name: text('name').notNull(),
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, workers, migrations };
+  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, workers, schedules, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -249,5 +279,6 @@ export const jobDeps = defaults.jobDeps;
 export const rateWindows = defaults.rateWindows;
 export const maintenance = defaults.maintenance;
 export const workers = defaults.workers;
+export const schedules = defaults.schedules;
 export const migrations = defaults.migrations;
 export { MIGRATIONS, type Migration } from './migrations/index.js';

@@ -8,6 +8,8 @@ import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
 import type { EngineEvents } from './events.js';
 import { Runtime } from './runtime.js';
+import { Scheduler } from './scheduler.js';
+import { Schedules } from './schedules.js';
 import { Sender } from './sender.js';
 import type { QueueLogger } from './types.js';
 import { WorkerRegistry } from './worker-registry.js';
@@ -23,6 +25,7 @@ export interface EngineUnits {
   readonly jobs: JobControl;
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
+  readonly schedules: Schedules;
 }
 
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
@@ -32,6 +35,8 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
   const cluster = new ClusterRegistry(runtime, registry);
   registry.loopsChanged = () => cluster.nudge();
   runtime.attach(cluster);
+  const scheduler = new Scheduler(runtime, sender);
+  runtime.attach(scheduler);
   return {
     runtime,
     admin: new QueueAdmin(runtime),
@@ -42,5 +47,6 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
     registry,
     cluster,
+    schedules: new Schedules(runtime, () => scheduler.nudge()),
   };
 }

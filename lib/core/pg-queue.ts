@@ -7,11 +7,13 @@ import type { FetchOptions } from './fetcher.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
+import { consoleLogger, lastResort } from './console-logger.js';
 import { asWarning, type QueueEvents, type QueueWarning } from './events.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
 import type { Runtime } from './runtime.js';
+import type { Schedules } from './schedules.js';
 import type {
   FlowJob,
   Job,
@@ -24,6 +26,8 @@ import type {
   QueueResult,
   QueueStats,
   QueueStatsOptions,
+  ScheduleInfo,
+  ScheduleOptions,
   SendOptions,
   WorkerInfo,
   WorkOptions,
@@ -31,21 +35,6 @@ import type {
 
 export type { ChangeResult } from './job-control.js';
 export type { FetchOptions } from './fetcher.js';
-
-/** Where a report goes when its listener or the logger threw. */
-function lastResort(what: string, err: unknown): void {
-  try {
-    console.error(`[pgqueue] ${what}: ${err instanceof Error ? err.message : String(err)}`);
-  } catch {
-    // nothing is left to tell
-  }
-}
-
-const consoleLogger: QueueLogger = {
-  log: (m) => console.log(`[pgqueue] ${m}`),
-  warn: (m) => console.warn(`[pgqueue] ${m}`),
-  error: (m, stack) => console.error(`[pgqueue] ${m}${stack ? `\n${stack}` : ''}`),
-};
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
@@ -95,13 +84,9 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * One maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (attempt counted), or
-   * fail (and go to their dead-letter queue) when no retries remain; finished jobs past their deletion time
-   * (`deleteAfterSeconds`, and the queue's `failedDeleteAfterSeconds` for failures) are deleted, and jobs that
-   * waited unstarted past `retentionSeconds` fail (RetentionExpiredError). Supervising instances call it every
-   * `maintenanceIntervalSeconds`; a pass runs only when none ran in the last interval anywhere in the
-   * cluster, and never two at once (an advisory lock), so if the instance that usually runs it dies,
-   * another takes over within one interval. `force` runs it now regardless of the last run.
+   * One maintenance pass (docs/operations.md, "Maintenance"): expired leases reaped, finished jobs past their
+   * deletion time deleted, jobs past `retentionSeconds` failed. Supervising instances run one every
+   * `maintenanceIntervalSeconds`, once across the cluster; `force` runs it now regardless of the last run.
    */
   maintain(options: { force?: boolean } = {}): Promise<MaintenanceResult> {
     return this.units.runtime.maintain(parseForce(options));
@@ -206,6 +191,24 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   /** Every queue (or those named), with its settings and the counts the last monitor pass cached. */
   getQueues(names?: string[]): Promise<QueueResult[]> {
     return this.units.admin.getQueues(names);
+  }
+
+  /**
+   * Sends `data` to queue `name` at each slot of `cron` (5 fields, or 6 with seconds first) in `options.tz` (UTC):
+   * each slot fires once across the cluster. The same name and `options.key` replace the schedule.
+   */
+  schedule(name: string, cron: string, data?: unknown, options?: ScheduleOptions): Promise<void> {
+    return this.units.schedules.schedule(name, cron, data, options);
+  }
+
+  /** Removes the schedule of queue `name` with `key` (default ''); false when there was none. */
+  unschedule(name: string, key?: string): Promise<boolean> {
+    return this.units.schedules.unschedule(name, key);
+  }
+
+  /** The schedules of queue `name` (or of every queue), with their next and last run. */
+  getSchedules(name?: string): Promise<ScheduleInfo[]> {
+    return this.units.schedules.getSchedules(name);
   }
 
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
@@ -365,6 +368,11 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   close(): Promise<void> {
     return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs));
   }
+}
+
+/** The schedules unit of `queue`: for the Nest explorer, which keeps a handler's schedule in step at bootstrap. */
+export function schedulesOf(queue: PgQueue): Schedules {
+  return queue['units'].schedules;
 }
 
 /** The runtime of `queue`: for the repository's own tests and tools (not exported by the package's entry points). */

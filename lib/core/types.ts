@@ -332,3 +332,34 @@ export interface WorkerInfo {
   /** Its last refresh (every 5 s); an instance 30 s late no longer counts and its row is deleted. */
   heartbeatOn: Date;
 }
+
+/** Options of `schedule()`: where the schedule's slots are read, which schedule it is, and the jobs' options. */
+export interface ScheduleOptions extends Omit<SendOptions, 'db' | 'startAfter'> {
+  /** The IANA time zone the expression is read in (default `UTC`). */
+  tz?: string;
+  /** Tells apart several schedules of one queue (default `''`): `schedule()` with the same name and key replaces. */
+  key?: string;
+  /** Slots missed while nothing ran: fired as one job when a scheduler runs again (`once`, default), or `skip`ped. */
+  missed?: 'once' | 'skip';
+}
+
+/** A schedule, as getSchedules() returns it. */
+export interface ScheduleInfo {
+  name: string;
+  key: string;
+  cron: string;
+  tz: string;
+  data: unknown;
+  /** The options each job is sent with. */
+  options: Omit<ScheduleOptions, 'tz' | 'key' | 'missed'>;
+  missed: 'once' | 'skip';
+  /** Made by a `@QueueHandler`'s `schedule` option, and kept in step with it at bootstrap. */
+  managed: boolean;
+  /** The next slot to fire; null when the expression has no run left. */
+  nextRunOn: Date | null;
+  /** The last slot that fired, and the job it sent (null: none yet, or the queue's policy refused it). */
+  lastRunOn: Date | null;
+  lastJobId: string | null;
+  createdOn: Date;
+  updatedOn: Date;
+}

@@ -3,6 +3,8 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
 import { QueueError } from '../core/errors.js';
 import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
+import { schedulesOf } from '../core/pg-queue.js';
+import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
 import { QUEUE_CONFIG, QUEUE_HANDLER_METADATA } from './queue.constants.js';
@@ -15,11 +17,12 @@ interface DiscoveredHandler {
   method: string;
   queueOptions: Record<string, unknown>;
   workOptions: Record<string, unknown>;
+  schedule: DeclaredSchedule | null;
 }
 
 /**
  * Finds `@QueueHandler` methods during module init (and refuses bad registrations there), creates their
- * queues if missing, and starts their loops at application bootstrap, never earlier.
+ * queues if missing, keeps their schedules in step, and starts their loops at application bootstrap, never earlier.
  */
 @Injectable()
 export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstrap {
@@ -49,6 +52,13 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           `queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`,
         );
       }
+      // a schedule the handler no longer declares goes; one schedule() made at run time stays
+      const kept = await schedulesOf(this.queue).syncDeclared(
+        h.queue,
+        h.schedule ? [h.schedule] : [],
+        `@QueueHandler('${h.queue}') on ${h.where}.schedule`,
+      );
+      for (const sentence of kept) this.logger.warn(sentence);
     }
   }
 
@@ -83,7 +93,8 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           );
           continue;
         }
-        const { queue, work } = splitHandlerOptions(meta.options as Record<string, unknown>);
+        const { schedule, ...options } = meta.options as Record<string, unknown>;
+        const { queue, work } = splitHandlerOptions(options);
         const field = `@QueueHandler('${meta.name}') on ${where}`;
         parseQueueOptions(queue, field);
         parseWorkOptions(work, field);
@@ -94,6 +105,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           method,
           queueOptions: queue,
           workOptions: work,
+          schedule: schedule === undefined ? null : parseDeclaredSchedule(`${field}.schedule`, schedule, this.config.maxPayloadBytes),
         });
       }
     }

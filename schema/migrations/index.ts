@@ -16,5 +16,6 @@ import { dueWakeups } from './0004_due_wakeups.js';
 import { retention } from './0005_retention.js';
 import { monitor } from './0006_monitor.js';
 import { workers } from './0007_workers.js';
+import { schedules } from './0008_schedules.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor, workers];
+export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor, workers, schedules];

@@ -8,6 +8,7 @@ import * as maintenance from './maintenance.js';
 import * as monitor from './monitor.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
+import * as schedules from './schedules.js';
 import * as settle from './settle.js';
 import * as stats from './stats.js';
 import * as workers from './workers.js';
@@ -25,6 +26,7 @@ const builders = {
   ...retention,
   ...stats,
   ...workers,
+  ...schedules,
   ...limits,
 };
 

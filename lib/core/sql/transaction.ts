@@ -37,3 +37,8 @@ export const beginTransaction = 'BEGIN';
 export const endSession = 'SELECT pg_terminate_backend($1)';
 export const commitTransaction = 'COMMIT';
 export const rollbackTransaction = 'ROLLBACK';
+
+/** A savepoint inside one of the engine's transactions: a scheduler pass fires each schedule after one. */
+export const savepoint = 'SAVEPOINT pgqueue_step';
+export const rollbackToSavepoint = 'ROLLBACK TO SAVEPOINT pgqueue_step';
+export const releaseSavepoint = 'RELEASE SAVEPOINT pgqueue_step';

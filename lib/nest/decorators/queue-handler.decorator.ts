@@ -1,9 +1,13 @@
 import { queueName } from '../../core/validate.js';
+import type { DeclaredSchedule } from '../../core/schedules.js';
 import type { QueueOptions, WorkOptions } from '../../core/types.js';
 import { QUEUE_HANDLER_METADATA } from '../queue.constants.js';
 
-/** Options of `@QueueHandler`: the queue's settings (used when it is created) and the loop's. */
-export type QueueHandlerOptions = QueueOptions & WorkOptions;
+/**
+ * Options of `@QueueHandler`: the queue's settings (used when it is created), the loop's, and a cron schedule
+ * (an expression, or `{ cron, tz?, data?, key?, missed? }`) kept in step with the code at bootstrap.
+ */
+export type QueueHandlerOptions = QueueOptions & WorkOptions & { schedule?: string | DeclaredSchedule };
 
 /** What `@QueueHandler` records on the method. */
 export interface QueueHandlerMetadata {
