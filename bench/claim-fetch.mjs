@@ -74,6 +74,7 @@ for (const [label, policy, keys, interleaved] of shapes) {
           'bench',
           null,
           null,
+          false,
         ]);
         await client.query('ROLLBACK');
         plans.push([label, plan.rows.map((r) => r['QUERY PLAN']).join('\n')]);

@@ -79,6 +79,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     ...monitorCounts(),
     singletonsActive: text('singletons_active').array(),
     countedOn: timestamp('counted_on', { withTimezone: true }),
+    // pauseQueue / resumeQueue (migration 9)
+    paused: boolean('paused').notNull().default(false),
   });
 
   // one snapshot per queue and monitor pass, with persistQueueStats (migration 6)
@@ -227,6 +229,10 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       .default(sql`'[]'::jsonb`),
     startedOn: timestamp('started_on', { withTimezone: true }).notNull().defaultNow(),
     heartbeatOn: timestamp('heartbeat_on', { withTimezone: true }).notNull().defaultNow(),
+    // the queues whose loops the instance holds stopped (migration 9)
+    stopped: jsonb('stopped')
+      .notNull()
+      .default(sql`'[]'::jsonb`),
   });
 
   // cron schedules: a row per queue and key, its next slot moved on as each fires (migration 8)

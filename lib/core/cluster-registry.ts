@@ -18,6 +18,8 @@ const MAX_CLOCK_ROUND_TRIP_MS = 1_000;
 /** What the registry needs to know of this instance's loops. */
 export interface LoopSource {
   loops(): { id: string; queue: string; concurrency: number; active: number }[];
+  /** The queues whose loops the instance holds stopped (stopWorking). */
+  stoppedQueues(): string[];
 }
 
 interface WorkerRow {
@@ -26,6 +28,7 @@ interface WorkerRow {
   pid: number;
   version: string;
   loops: { id: string; queue: string; concurrency: number; active: number }[];
+  stopped: string[];
   started_on: Date;
   heartbeat_on: Date;
 }
@@ -94,6 +97,7 @@ export class ClusterRegistry {
         process.pid,
         packageVersion(),
         JSON.stringify(this.source.loops()),
+        JSON.stringify(this.source.stoppedQueues()),
       ]);
       // The database read its clock between the statement's send and its answer: compared with the middle, the error
       // is at most half the round trip. A slow round trip (a busy pool) is not read, so it cannot look like skew.
@@ -136,6 +140,7 @@ export class ClusterRegistry {
       version: r.version,
       loops: r.loops,
       queues: summarise(r.loops),
+      stopped: r.stopped,
       startedOn: r.started_on,
       heartbeatOn: r.heartbeat_on,
     }));

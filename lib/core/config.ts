@@ -17,6 +17,11 @@ export interface QueueModuleOptions {
   migrate?: boolean;
   /** Run `@QueueHandler` loops in this instance (default true). */
   workers?: boolean;
+  /**
+   * Start worker loops as they are made (default true). False: `work()` and `@QueueHandler` make them stopped,
+   * claiming nothing, until `startWorking()`.
+   */
+  startWorkers?: boolean;
   /** Take part in maintenance (default true). */
   supervise?: boolean;
   /** Wake idle workers with LISTEN/NOTIFY; polling stays as the fallback (default true). */
@@ -70,6 +75,7 @@ export interface ResolvedConfig {
   readonly channel: string;
   readonly migrate: boolean;
   readonly workers: boolean;
+  readonly startWorkers: boolean;
   readonly supervise: boolean;
   readonly useListenNotify: boolean;
   readonly monitorIntervalSeconds: number;
@@ -92,6 +98,7 @@ const KNOWN = new Set([
   'schema',
   'migrate',
   'workers',
+  'startWorkers',
   'supervise',
   'useListenNotify',
   'monitorIntervalSeconds',
@@ -159,6 +166,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     channel: `pgqueue_${schema}`,
     migrate: optBool('migrate', o.migrate) ?? true,
     workers: optBool('workers', o.workers) ?? true,
+    startWorkers: optBool('startWorkers', o.startWorkers) ?? true,
     supervise: optBool('supervise', o.supervise) ?? true,
     useListenNotify: optBool('useListenNotify', o.useListenNotify) ?? true,
     logJobFailures: optBool('logJobFailures', o.logJobFailures) ?? true,

@@ -36,6 +36,8 @@ export interface QueueHealth {
   /** Failed for good in the last maxFailedLastMinutes.minutes, when that threshold is given. */
   failedRecently?: number;
   unworked: boolean;
+  /** pauseQueue() stopped its claims: its ready jobs wait on purpose, and neither their age nor no worker is a reason. */
+  paused: boolean;
   /** When the monitor pass counted the queue (null: not yet). */
   countedOn: Date | null;
 }
@@ -111,9 +113,10 @@ export function judge(
       readyOldestSeconds: q.readyOldestSeconds,
       ...(failedRecently === undefined ? {} : { failedRecently }),
       unworked: q.unworked,
+      paused: q.paused,
       countedOn: q.countedOn,
     };
-    if (t.maxReadyAgeSeconds !== undefined && q.readyOldestSeconds > t.maxReadyAgeSeconds)
+    if (t.maxReadyAgeSeconds !== undefined && q.readyOldestSeconds > t.maxReadyAgeSeconds && !q.paused)
       reasons.push(
         `queue "${q.name}": its oldest ready job has waited ${Math.round(q.readyOldestSeconds)} s (maxReadyAgeSeconds ${t.maxReadyAgeSeconds})`,
       );
@@ -123,7 +126,7 @@ export function judge(
       reasons.push(
         `queue "${q.name}": ${failedRecently} jobs failed in the last ${t.maxFailedLastMinutes.minutes} min (maxFailedLastMinutes.count ${t.maxFailedLastMinutes.count})`,
       );
-    if (t.requireWorkers) {
+    if (t.requireWorkers && !q.paused) {
       if (t.queues && !worked.has(q.name)) reasons.push(`queue "${q.name}": no live worker in the cluster works it`);
       else if (!t.queues && q.unworked) reasons.push(`queue "${q.name}": ${q.readyCount} ready jobs and no live worker works it`);
     }

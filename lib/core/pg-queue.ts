@@ -34,6 +34,9 @@ import type {
 } from './types.js';
 
 export type { ChangeResult } from './job-control.js';
+
+/** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
+type MaybeSendOptions = SendOptions | null | undefined;
 export type { FetchOptions } from './fetcher.js';
 
 /**
@@ -211,6 +214,16 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.schedules.getSchedules(name);
   }
 
+  /** Stops every instance's claims of the queue at their next claim (fetch() too); send() keeps working. */
+  pauseQueue(name: string): Promise<void> {
+    return this.units.admin.setPaused(name, true);
+  }
+
+  /** Lets every instance claim the queue's jobs again, waking its idle workers at once. */
+  resumeQueue(name: string): Promise<void> {
+    return this.units.admin.setPaused(name, false);
+  }
+
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   getBlockedKeys(name: string): Promise<string[]> {
     return this.units.admin.getBlockedKeys(name);
@@ -229,13 +242,7 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
    * ones return null.
    */
-  sendThrottled<T = unknown>(
-    name: string,
-    data: T,
-    options: SendOptions | null | undefined,
-    seconds: number,
-    key?: string,
-  ): Promise<string | null> {
+  sendThrottled<T = unknown>(name: string, data: T, options: MaybeSendOptions, seconds: number, key?: string): Promise<string | null> {
     return this.units.sender.sendThrottled(name, data, options, seconds, key);
   }
 
@@ -243,23 +250,12 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
    * instead of dropped; at most one job waits there, so later sends return null.
    */
-  sendDebounced<T = unknown>(
-    name: string,
-    data: T,
-    options: SendOptions | null | undefined,
-    seconds: number,
-    key?: string,
-  ): Promise<string | null> {
+  sendDebounced<T = unknown>(name: string, data: T, options: MaybeSendOptions, seconds: number, key?: string): Promise<string | null> {
     return this.units.sender.sendDebounced(name, data, options, seconds, key);
   }
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
-  sendAfter<T = unknown>(
-    name: string,
-    data: T,
-    options: SendOptions | null | undefined,
-    startAfter: Date | string | number,
-  ): Promise<string | null> {
+  sendAfter<T = unknown>(name: string, data: T, options: MaybeSendOptions, startAfter: Date | string | number): Promise<string | null> {
     return this.send(name, data, { ...(options ?? {}), startAfter });
   }
 
@@ -356,6 +352,19 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   /** Stops every worker loop: no new claims, in-flight handlers drain or are handed back. `send` keeps working. */
   stopWorkers(): Promise<void> {
     return this.units.registry.stopAll(this.config.shutdownTimeoutMs);
+  }
+
+  /**
+   * Stops this instance's loops of queue `name` (of every queue without a name), draining as at shutdown, and holds
+   * them, and any made meanwhile, until startWorking(). Other instances go on; pauseQueue() stops them all.
+   */
+  stopWorking(name?: string): Promise<void> {
+    return this.units.registry.stopWorking(name);
+  }
+
+  /** Starts again the loops stopWorking() (or the `startWorkers: false` option) holds, of `name` or of every queue. */
+  startWorking(name?: string): Promise<void> {
+    return this.units.registry.startWorking(name);
   }
 
   /**

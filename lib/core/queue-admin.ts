@@ -128,6 +128,18 @@ export class QueueAdmin {
     return rows.length;
   }
 
+  /**
+   * Pauses or resumes the queue's claims on every instance (sql/queues.ts, setQueuePaused); a resume wakes the
+   * idle workers at once. Throws QueueNotFoundError for an unknown queue.
+   */
+  async setPaused(name: string, paused: boolean): Promise<void> {
+    queueName('name', name);
+    const exec = await this.rt.db();
+    // every instance's workers may listen, whatever this one does
+    const rows = await exec.query(this.rt.statements.setQueuePaused, [name, paused, this.rt.config.channel]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
   async getQueue(name: string, options?: { force?: boolean }): Promise<QueueResult | null> {
     queueName('name', name);
     if (parseForce(options)) await this.rt.recount([name]);

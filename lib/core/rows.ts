@@ -41,6 +41,7 @@ export interface QueueRow {
   run_bins: number[] | null;
   counted_on: Date | null;
   unworked: boolean;
+  paused: boolean;
   table_name: string;
 }
 
@@ -97,6 +98,7 @@ export function toQueueResult(r: QueueRow): QueueResult {
     runBins: r.run_bins,
     countedOn: r.counted_on,
     unworked: r.unworked,
+    paused: r.paused,
     table: r.table_name,
     createdOn: r.created_on,
     updatedOn: r.updated_on,

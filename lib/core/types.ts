@@ -160,6 +160,8 @@ export interface QueueResult extends QueueCounts {
    * worker loop on it now: no loop will take them (a `fetch()` by hand still may).
    */
   unworked: boolean;
+  /** pauseQueue() stopped every instance's claims of the queue (send() still works); resumeQueue() undoes it. */
+  paused: boolean;
   /** The table that stores the queue's jobs. */
   table: string;
   createdOn: Date;
@@ -328,6 +330,8 @@ export interface WorkerInfo {
   loops: { id: string; queue: string; concurrency: number; active: number }[];
   /** The same loops added up per queue. */
   queues: { name: string; concurrency: number; active: number }[];
+  /** The queues whose loops it holds stopped (stopWorking): they work none of their jobs until startWorking(). */
+  stopped: string[];
   startedOn: Date;
   /** Its last refresh (every 5 s); an instance 30 s late no longer counts and its row is deleted. */
   heartbeatOn: Date;

@@ -1,38 +1,153 @@
 // The worker registry: the loops this engine runs (one per work() call), the LISTEN connection that wakes them,
-// and stopping them (by queue, by id, or all at shutdown, each draining within a deadline).
+// stopping them (by queue, by id, or all at shutdown, each draining within a deadline), and holding them stopped
+// for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
+// a new loop).
 import { InvalidOptionError, QueueError } from './errors.js';
 import { Notifier } from './notifier.js';
-import { parseWorkOptions } from './options.js';
+import { parseWorkOptions, type ParsedWorkOptions } from './options.js';
 import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
 import type { JobHandler, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
-import { Worker, type WorkerContext } from './worker.js';
+import { newWorkerId, Worker, type WorkerContext } from './worker.js';
 
-/** This engine's worker loops; PgQueue's work, offWork and stopWorkers delegate here. */
+/** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
+interface LoopDefinition {
+  id: string;
+  name: string;
+  options: ParsedWorkOptions;
+  /** The options as given, for the error of a queue that no longer fits them. */
+  given: WorkOptions | undefined;
+  handler: JobHandler;
+  /** Started once already: the next start is a new loop with a new id (`id` is the first one's). */
+  started: boolean;
+}
+
+/** This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here. */
 export class WorkerRegistry {
   private readonly workers = new Map<string, Worker>();
+  /** How each running loop was asked for, by the running loop's id. */
+  private readonly definitions = new Map<string, LoopDefinition>();
+  /** Loops held stopped (stopWorking, or made while their queue is held), until startWorking(). */
+  private held: LoopDefinition[] = [];
+  /** Every queue is held (startWorkers false, or stopWorking() with no name), but those in `released`. */
+  private holdAll: boolean;
+  private readonly released = new Set<string>();
+  /** The queues held by name (stopWorking(name)). */
+  private readonly heldQueues = new Set<string>();
+  /**
+   * work, offWork, stopWorking and startWorking run one at a time, each to its end: a loop cannot start in the
+   * middle of a stopWorking() (which returns once the node is drained), nor one be held twice, nor one that
+   * offWork() forgot come back.
+   */
+  private control: Promise<unknown> = Promise.resolve();
   private notifier: Notifier | null = null;
   /** Told when a loop starts or stops (the workers registry refreshes this instance's row then). */
   loopsChanged: () => void = () => undefined;
 
-  constructor(private readonly rt: Runtime) {}
+  constructor(private readonly rt: Runtime) {
+    this.holdAll = !rt.config.startWorkers;
+  }
 
+  private serial<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.control.then(step);
+    this.control = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Makes a loop for queue `name` and starts it, unless the queue's loops are held stopped: it is then kept, to
+   * start with startWorking(). Returns its id, which offWork() takes whether the loop runs or is held.
+   */
   async work<T>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
     queueName('name', name);
     const parsed = parseWorkOptions(options);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
-    const { config, router } = this.rt;
-    if (!config.workers) throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
-    const exec = await this.rt.db();
-    const profile = await router.profile(exec, name);
-    if (parsed.groupConcurrency && profile.policy !== 'standard') {
+    if (!this.rt.config.workers)
+      throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
+    const def: LoopDefinition = {
+      id: newWorkerId(),
+      name,
+      options: parsed,
+      given: options,
+      handler: handler as JobHandler,
+      started: false,
+    };
+    return this.serial(async () => {
+      if (!this.isHeld(name)) return this.start(def);
+      // checked as a loop that starts is: the queue exists, and the options fit it
+      await this.profileFor(def);
+      this.held.push(def);
+      this.loopsChanged();
+      return def.id;
+    });
+  }
+
+  /**
+   * Stops the loops of queue `name` (of every queue when no name is given), each draining as at shutdown, and
+   * holds them: loops made for it meanwhile are held too, until startWorking(). Other instances are not affected.
+   */
+  async stopWorking(name?: string): Promise<void> {
+    if (name !== undefined) queueName('name', name);
+    return this.serial(async () => {
+      if (name === undefined) {
+        this.holdAll = true;
+        this.released.clear();
+      } else {
+        this.heldQueues.add(name);
+        this.released.delete(name);
+      }
+      const which = (w: Worker) => name === undefined || w.queue === name;
+      for (const w of this.workers.values()) if (which(w)) this.held.push(this.definitions.get(w.id)!);
+      await this.stop(which, this.rt.config.shutdownTimeoutMs);
+    });
+  }
+
+  /**
+   * Starts again the held loops of queue `name` (of every queue when no name is given), each as a new loop. A loop
+   * that cannot start (the database away, its queue deleted) stays held, with those after it, and the call throws.
+   */
+  async startWorking(name?: string): Promise<void> {
+    if (name !== undefined) queueName('name', name);
+    return this.serial(async () => {
+      if (name === undefined) {
+        this.holdAll = false;
+        this.released.clear();
+        this.heldQueues.clear();
+      } else {
+        this.heldQueues.delete(name);
+        if (this.holdAll) this.released.add(name);
+      }
+      for (const def of [...this.held]) {
+        if (this.isHeld(def.name)) continue;
+        await this.start(def);
+        this.held = this.held.filter((d) => d !== def);
+      }
+    });
+  }
+
+  private isHeld(name: string): boolean {
+    return this.heldQueues.has(name) || (this.holdAll && !this.released.has(name));
+  }
+
+  /** The queue's profile, with `def`'s options checked against it. */
+  private async profileFor(def: LoopDefinition) {
+    const profile = await this.rt.router.profile(await this.rt.db(), def.name);
+    if (def.options.groupConcurrency && profile.policy !== 'standard') {
       throw new InvalidOptionError(
         'options.groupConcurrency',
         `left out on a ${profile.policy} queue (group limits apply to standard queues)`,
-        options?.groupConcurrency,
+        def.given?.groupConcurrency,
       );
     }
+    return profile;
+  }
+
+  /** Starts a loop as `def` asks: under its id the first time, then under a new one. */
+  private async start(def: LoopDefinition): Promise<string> {
+    const { config, router } = this.rt;
+    const profile = await this.profileFor(def);
+    const exec = await this.rt.db();
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.rt.closing) throw closedError();
@@ -42,7 +157,7 @@ export class WorkerRegistry {
       connect: this.rt.connect,
       staleResult: () => void this.rt.counters.staleResults++,
       statements: router.statementsFor(profile),
-      recheck: (was) => router.recheck(exec, name, was),
+      recheck: (was) => router.recheck(exec, def.name, was),
       schema: config.schema,
       channel: config.channel,
       log: this.rt.log,
@@ -51,8 +166,10 @@ export class WorkerRegistry {
       events: this.rt.events,
       slowClaimMs: config.warningSlowClaimMs,
     };
-    const worker = new Worker(ctx, name, parsed, handler as JobHandler);
+    const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
+    def.started = true;
     this.workers.set(worker.id, worker);
+    this.definitions.set(worker.id, def);
     worker.start();
     this.loopsChanged();
     return worker.id;
@@ -64,21 +181,32 @@ export class WorkerRegistry {
       [...this.workers.values()].filter(which).map(async (w) => {
         await w.stop(timeoutMs);
         this.workers.delete(w.id);
+        this.definitions.delete(w.id);
       }),
     );
     this.loopsChanged();
   }
 
-  /** Stops the loops of a queue (by name) or one loop (by id). */
-  offWork(nameOrId: string): Promise<void> {
-    return this.stop((w) => w.id === nameOrId || w.queue === nameOrId, this.rt.config.shutdownTimeoutMs);
+  /** Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own), and forgets them. */
+  async offWork(nameOrId: string): Promise<void> {
+    const picks = (d: LoopDefinition | undefined) => d !== undefined && (d.id === nameOrId || d.name === nameOrId);
+    return this.serial(async () => {
+      this.held = this.held.filter((d) => !picks(d));
+      await this.stop((w) => w.id === nameOrId || picks(this.definitions.get(w.id)), this.rt.config.shutdownTimeoutMs);
+    });
   }
 
-  /** Stops every loop, then the LISTEN connection. */
+  /** Stops every loop, then the LISTEN connection; held loops are forgotten with the rest. */
   async stopAll(timeoutMs: number): Promise<void> {
+    this.held = [];
     await this.stop(() => true, timeoutMs);
     await this.notifier?.stop();
     this.notifier = null;
+  }
+
+  /** The queues whose loops this instance holds stopped, as the workers registry shows them. */
+  stoppedQueues(): string[] {
+    return [...new Set(this.held.map((d) => d.name))].sort();
   }
 
   get count(): number {

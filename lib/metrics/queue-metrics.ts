@@ -84,6 +84,7 @@ const COUNTS: readonly [string, string, (q: QueueResult) => number | null][] = [
   ],
   ['queue_singletons_active', 'Singleton keys with an active job (singleton and stately queues).', (q) => q.singletonsActive?.length ?? 0],
   ['queue_unworked', '1 when the queue has ready jobs and no live instance of the cluster works it.', (q) => (q.unworked ? 1 : 0)],
+  ['queue_paused', '1 while pauseQueue() holds every claim of the queue.', (q) => (q.paused ? 1 : 0)],
   [
     'queue_counted_timestamp_seconds',
     'When the monitor pass took these counts (seconds since the epoch); absent before its first pass.',

@@ -17,5 +17,16 @@ import { retention } from './0005_retention.js';
 import { monitor } from './0006_monitor.js';
 import { workers } from './0007_workers.js';
 import { schedules } from './0008_schedules.js';
+import { pause } from './0009_pause.js';
 
-export const MIGRATIONS: readonly Migration[] = [init, fifoWait, removeOnComplete, dueWakeups, retention, monitor, workers, schedules];
+export const MIGRATIONS: readonly Migration[] = [
+  init,
+  fifoWait,
+  removeOnComplete,
+  dueWakeups,
+  retention,
+  monitor,
+  workers,
+  schedules,
+  pause,
+];

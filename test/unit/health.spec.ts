@@ -11,6 +11,7 @@ function queue(name: string, counts: Partial<QueueResult> = {}): QueueResult {
     failedCount: 0,
     readyOldestSeconds: 0,
     unworked: false,
+    paused: false,
     countedOn: new Date(0),
     ...counts,
   } as QueueResult;
@@ -48,6 +49,14 @@ describe('judging health', () => {
       'queue "b": 6 jobs failed in the last 15 min (maxFailedLastMinutes.count 5)',
       'queue "b": 3 ready jobs and no live worker works it',
     ]);
+  });
+
+  it("a paused queue's waiting jobs wait on purpose: neither their age nor no worker is a reason; its backlog still is", () => {
+    const paused = queue('p', { readyOldestSeconds: 900, readyCount: 20, queuedCount: 20, unworked: true, paused: true });
+    const t = { maxReadyAgeSeconds: 60, maxQueued: 10, requireWorkers: true };
+    const { reasons, queues } = judge([paused], [], null, t);
+    expect(reasons).toEqual(['queue "p": 20 jobs waiting (maxQueued 10)']);
+    expect(queues.p).toMatchObject({ paused: true, unworked: true });
   });
 
   it('with named queues, requireWorkers wants a live loop on each, ready jobs or not; an unknown name is a reason', () => {

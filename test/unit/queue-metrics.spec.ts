@@ -28,6 +28,7 @@ function counted(name: string, over: Partial<QueueResult> = {}): QueueResult {
     readyOldestSeconds: 0,
     singletonsActive: null,
     unworked: false,
+    paused: false,
     countedOn: new Date(1_800_000_000_000),
     ...over,
   } as QueueResult;
@@ -90,7 +91,7 @@ describe('a scrape', () => {
     const { source, scrape } = setUp();
     source.answer = async () => [
       counted('a', { queuedCount: 7, readyCount: 5, deferredCount: 2, totalCount: 9, readyOldestSeconds: 12.5, unworked: true }),
-      counted('b', { activeCount: 3, failedCount: 1, singletonsActive: ['x', 'y'] }),
+      counted('b', { activeCount: 3, failedCount: 1, singletonsActive: ['x', 'y'], paused: true }),
     ];
     const s = await scrape();
     expect(source.reads).toBe(1);
@@ -106,6 +107,8 @@ describe('a scrape', () => {
     expect(s.get(series('pgqueue_queue_failed_jobs', { queue: 'b' }))).toBe(1);
     expect(s.get(series('pgqueue_queue_singletons_active', { queue: 'b' }))).toBe(2);
     expect(s.get(series('pgqueue_queue_unworked', { queue: 'b' }))).toBe(0);
+    expect(s.get(series('pgqueue_queue_paused', { queue: 'b' }))).toBe(1);
+    expect(s.get(series('pgqueue_queue_paused', { queue: 'a' }))).toBe(0);
     await scrape();
     expect(source.reads).toBe(2);
   });

@@ -1,13 +1,16 @@
 import { FIFO_HEAD, NO_CHILDREN, STAMP } from './fragments.js';
 
 /**
- * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5. It matches
- * the predicate of jobs_ready_idx (state < 'active'), so every claim walks that index. The priority bounds
- * are written so that a plan made for any values bounds the walk by them (as `$4 IS NULL OR priority >= $4`,
- * only a plan made for the values could; a generic one read the whole backlog when fewer than a batch matched).
+ * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5, unless the queue is
+ * paused (pauseQueue: a probe of the queue's row, once per statement, that ends the claim before any job is
+ * read). It matches the predicate of jobs_ready_idx (state < 'active'), so every claim walks that index. The
+ * priority bounds are written so that a plan made for any values bounds the walk by them (as `$4 IS NULL OR
+ * priority >= $4`, only a plan made for the values could; a generic one read the whole backlog when fewer than a
+ * batch matched).
  */
-const READY = `j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
-    AND j.priority >= coalesce($4::int, -2147483648) AND j.priority <= coalesce($5::int, 2147483647)`;
+const READY = (s: string) => `j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
+    AND j.priority >= coalesce($4::int, -2147483648) AND j.priority <= coalesce($5::int, 2147483647)
+    AND NOT EXISTS (SELECT 1 FROM ${s}.queues pq WHERE pq.name = $1 AND pq.paused)`;
 
 /**
  * Marks the rows of the `next` CTE active under this worker's lease (each claim is a new attempt).
@@ -64,11 +67,11 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
  * The pick shared by the plain claims: locks the next $2 ready rows (that also meet `where`) in claim order,
  * skipping rows that another claimer holds locked.
  */
-const PICK_NEXT = (t: string, where = '') => `
+const PICK_NEXT = (s: string, t: string, where = '') => `
 WITH next AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ${t} j
-  WHERE ${READY}${where}
+  WHERE ${READY(s)}${where}
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -85,7 +88,7 @@ WITH next AS MATERIALIZED (
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(t)}${CLAIM_UPDATE(s, t, '$6')}`;
+export const claimJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(s, t)}${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
  * The claim for queues whose policy allows one active job per key (singleton, stately): the same pick,
@@ -102,7 +105,7 @@ export const claimJobsOnePerKey = (s: string, t = `${s}.jobs`) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.priority, j.start_after, j.singleton_key
   FROM ${t} j
-  WHERE ${READY}
+  WHERE ${READY(s)}
     AND NOT EXISTS (
       SELECT 1 FROM ${t} a
       WHERE a.queue = j.queue AND a.state = 'active' AND a.policy = j.policy
@@ -144,6 +147,7 @@ WITH candidates AS MATERIALIZED (
  */
 export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) =>
   `${PICK_NEXT(
+    s,
     t,
     ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
     AND ${FIFO_HEAD(t, 'j')}`,
@@ -162,7 +166,7 @@ export const claimJobsGrouped = (s: string, t = `${s}.jobs`) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
   FROM ${t} j
-  WHERE ${READY}
+  WHERE ${READY(s)}
     -- a group already at its limit is passed over here, so its backlog never fills the window
     AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
       OR (SELECT count(*) FROM ${t} a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')

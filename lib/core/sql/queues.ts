@@ -112,6 +112,14 @@ SELECT DISTINCT j.singleton_key AS key FROM ${s}.jobs j
 WHERE j.queue = $1 AND j.state IN ('retry', 'active', 'failed') AND j.policy = 'key_strict_fifo' AND j.state = 'failed'
 ORDER BY 1`;
 
+/**
+ * Pauses ($2 true) or resumes ($2 false) queue $1: the claim statements read `paused` (READY in claim.ts), so every
+ * instance's next claim sees it. A resume wakes the queue's idle workers on channel $3, at its commit.
+ */
+export const setQueuePaused = (s: string) => `
+UPDATE ${s}.queues SET paused = $2, updated_on = now() WHERE name = $1
+RETURNING name, (SELECT pg_notify($3::text, $1) WHERE NOT $2)::text AS woke`;
+
 /** The queues that name $1 as their dead-letter queue. */
 export const queuesUsingDeadLetter = (s: string) => `SELECT name FROM ${s}.queues WHERE dead_letter = $1 ORDER BY name`;
 
@@ -124,7 +132,7 @@ SELECT q.${QUEUE_COLUMNS.replace(/,\s*/g, ', q.')}, q.created_on, q.updated_on,
   q.queued_count AS queued, q.deferred_count AS deferred, q.blocked_count AS blocked, q.ready_count AS ready,
   q.ready_oldest_seconds AS ready_oldest, q.active_count AS active, q.failed_count AS failed, q.total_count AS total,
   q.singletons_active, q.created_delta, q.completed_delta, q.failed_delta, q.delta_seconds, q.delta_on, q.wait_bins, q.run_bins,
-  q.counted_on,
+  q.counted_on, q.paused,
   (q.ready_count > 0 AND NOT EXISTS (
     SELECT 1 FROM ${s}.workers w
     WHERE ${LIVE_WORKER('w')} AND w.loops @> jsonb_build_array(jsonb_build_object('queue', q.name)))) AS unworked,

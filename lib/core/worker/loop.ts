@@ -83,7 +83,6 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
  * the queue's next waiting job becomes due (DueClock), or the polling interval wakes it.
  */
 export class Worker {
-  readonly id = newWorkerId();
   private stopping = false;
   private readonly scope: WorkerScope;
   private readonly attempts = new Attempts();
@@ -109,6 +108,8 @@ export class Worker {
     readonly queue: string,
     private readonly options: ParsedWorkOptions,
     handler: JobHandler,
+    /** The `worker_id` of the jobs it claims: never two loops' (a loop started again gets a new one). */
+    readonly id: string = newWorkerId(),
   ) {
     this.scope = {
       exec: ctx.exec,
@@ -184,7 +185,6 @@ export class Worker {
     });
   }
 
-  /** Jobs currently being handled. */
   /** How many jobs the loop runs at once. */
   get concurrency(): number {
     return this.options.concurrency;
