@@ -4,8 +4,10 @@
 // each build in turn, interleaved, every run in a process and a schema of its own. The CPU per job does not
 // move with the database's noise the way a short drain's throughput does.
 //
-//   node bench/drain-cpu.mjs [--dist dist,/path/to/other/dist] [--rounds 4] [--jobs 40000]
+//   node bench/drain-cpu.mjs [--dist dist,/path/to/other/dist] [--rounds 4] [--jobs 40000] [--keys]
 //
+// --keys: every job carries a singletonKey (one of 100) and a dedupeKey of its own, so that the indexes on keys
+// are written too (a standard queue: the keys hold nothing back).
 // --dist: the builds' dist folders (default: this checkout's dist); `dist+metrics` runs a build with the prom-client
 // metrics registered (lib/metrics/queue-metrics.ts: its listeners on every job's events), to price them against
 // `dist` in the same interleaved run. To compare with an earlier commit:
@@ -21,7 +23,8 @@ const url = process.env.DATABASE_URL;
 
 if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   // One run: a backlog of `jobs`, then one worker (concurrency 50, batch 200, as the main bench), timed from work().
-  const { dist: build, jobs } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
+  const { dist: build, jobs, keys } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
+  const keyed = (i) => (keys ? { singletonKey: `k${i % 100}`, dedupeKey: `d${i}` } : {});
   const [dist, variant] = build.split('+');
   const { q, end } = await childEngine(dist, url, 'drain_cpu');
   if (variant === 'metrics') {
@@ -33,7 +36,7 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const sendMs = [];
   for (let i = 0; i < 1000; i++) {
     const s0 = performance.now();
-    await q.send('d', { i });
+    await q.send('d', { i }, keyed(i));
     sendMs.push(performance.now() - s0);
   }
   sendMs.sort((a, b) => a - b);
@@ -41,7 +44,7 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   for (let i = 1000; i < jobs; i += 5000)
     await q.insert(
       'd',
-      Array.from({ length: Math.min(5000, jobs - i) }, (_, k) => ({ data: { k } })),
+      Array.from({ length: Math.min(5000, jobs - i) }, (_, k) => ({ data: { k }, ...keyed(i + k) })),
     );
   const insertsPerSecond = (jobs - 1000) / ((performance.now() - i0) / 1000);
   let done = 0;
@@ -71,7 +74,13 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   const rounds = Number(args.rounds ?? 4);
   const jobs = Number(args.jobs ?? 40_000);
   const script = fileURLToPath(import.meta.url);
-  const results = runInterleaved({ script, envVar: 'PGQUEUE_DRAIN_CPU_CHILD', dists, rounds, payload: { jobs } });
+  const results = runInterleaved({
+    script,
+    envVar: 'PGQUEUE_DRAIN_CPU_CHILD',
+    dists,
+    rounds,
+    payload: { jobs, keys: args.keys !== undefined },
+  });
   const summary = (values, digits) => {
     const sorted = [...values].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
@@ -79,7 +88,7 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
     return `${f(median)} (${f(sorted[0])}–${f(sorted[sorted.length - 1])})`;
   };
   console.log(
-    `1,000 sends one at a time, then the rest of ${jobs} jobs inserted 5,000 per statement, then a drain by one worker` +
+    `1,000 sends one at a time, then the rest of ${jobs} jobs${args.keys !== undefined ? ' (with keys)' : ''} inserted 5,000 per statement, then a drain by one worker` +
       ` (concurrency 50, batch 200); ${rounds} interleaved rounds; medians (min–max)\n`,
   );
   console.log('| build | send p50 ms | inserted jobs/s | worker CPU µs per job | drained jobs/s |');

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 
 export * from './core/errors.js';
 export * from './core/types.js';
-export { PgQueue, type ChangeResult, type FetchOptions } from './core/pg-queue.js';
+export { PgQueue, type ChangeResult, type FetchOptions, type FindJobsOptions, type JobPage } from './core/pg-queue.js';
 export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './core/config.js';
 export { QUEUE_DEFAULTS } from './core/options.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './core/bins.js';

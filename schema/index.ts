@@ -143,6 +143,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       sourceRootId: bigint('source_root_id', { mode: 'bigint' }),
       // key_strict_fifo: > 0 while the queued job waits behind an earlier job of its key (kept by triggers; migration 2)
       fifoWait: smallint('fifo_wait').notNull().default(0),
+      // the last failed attempt's error, with when and which attempt (migration 10)
+      lastError: jsonb('last_error'),
     },
     (t) => [
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
@@ -157,6 +159,16 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       index('jobs_lease_idx')
         .on(t.queue, t.leaseUntil)
         .where(sql`state = 'active'`),
+      // findJobs' pages (migration 10): failed jobs, and the finished jobs of a key
+      index('jobs_failed_find_idx')
+        .on(t.queue, t.id)
+        .where(sql`state = 'failed'`),
+      index('jobs_key_find_idx')
+        .on(t.queue, t.singletonKey, t.id)
+        .where(sql`singleton_key IS NOT NULL AND state > 'active'`),
+      index('jobs_dedupe_find_idx')
+        .on(t.queue, t.dedupeKey, t.id)
+        .where(sql`dedupe_key IS NOT NULL AND state > 'active'`),
       // NULLS NOT DISTINCT in the migration: a job without a singletonKey shares the one null key.
       uniqueIndex('jobs_short_key')
         .on(t.queue, t.singletonKey)

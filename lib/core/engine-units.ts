@@ -4,6 +4,7 @@ import { ClusterRegistry } from './cluster-registry.js';
 import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
 import { JobControl } from './job-control.js';
+import { JobFinder } from './job-finder.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
 import type { EngineEvents } from './events.js';
@@ -23,6 +24,7 @@ export interface EngineUnits {
   readonly flows: Flows;
   readonly fetcher: Fetcher;
   readonly jobs: JobControl;
+  readonly finder: JobFinder;
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
@@ -45,6 +47,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     flows: new Flows(runtime, sender),
     fetcher: new Fetcher(runtime),
     jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
+    finder: new JobFinder(runtime),
     registry,
     cluster,
     schedules: new Schedules(runtime, () => scheduler.nudge()),

@@ -5,6 +5,8 @@
 export const SQLSTATE = {
   /** A unique index refused a change: a policy's or a dedupe key's. */
   uniqueViolation: '23505',
+  /** PostgreSQL ended a transaction to break a deadlock: it may be tried again. */
+  deadlockDetected: '40P01',
   /** A foreign key refused a row: a schedule of a queue that does not exist. */
   foreignKeyViolation: '23503',
   /** A statement named a table that is gone: a queue's partition, after the queue was made again. */

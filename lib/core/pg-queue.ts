@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
+import type { FindJobsOptions, JobPage } from './job-finder.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
@@ -38,6 +39,7 @@ export type { ChangeResult } from './job-control.js';
 /** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
 type MaybeSendOptions = SendOptions | null | undefined;
 export type { FetchOptions } from './fetcher.js';
+export type { FindJobsOptions, JobPage } from './job-finder.js';
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
@@ -162,11 +164,7 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.runtime.monitorPass(parseForce(options));
   }
 
-  /**
-   * A queue's stats, most recent first: with `persistQueueStats`, the snapshots the monitor passes recorded
-   * (filtered by `from`/`to`, downsampled with `bucketSeconds` or `maxDataPoints`), else one snapshot, the counts
-   * the last pass cached. `percentiles` reads wait and run percentiles from each point's histograms.
-   */
+  /** A queue's stats, most recent first (docs/operations.md, "Monitor counts and stats"). */
   getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
     return this.units.stats.getQueueStats(name, options);
   }
@@ -329,6 +327,11 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.jobs.getJobById<T>(name, id);
   }
 
+  /** A page of queue `name`'s jobs, newest first, filtered by state and key; `next` is the cursor of the next page. */
+  findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
+    return this.units.finder.findJobs<T>(name, options);
+  }
+
   /** Starts a worker loop for `name` that calls `handler` for each job; returns the loop's id. */
   work<T = unknown>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
     return this.units.registry.work(name, options, handler);
@@ -368,11 +371,8 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Stops the loops and maintenance, waits for the calls already made to settle, then closes the pool if the
-   * queue created it (never a pool it was handed); all of it within `shutdownTimeoutMs` (the loops' own drain
-   * counts against it). Every call made once close() has begun rejects with QUEUE_CLOSED. A call made before
-   * it and still in flight at the deadline rejects with QUEUE_CLOSED too when the queue ends its own pool; on
-   * a pool it was handed, it runs there and settles when it does.
+   * Stops the loops and passes, lets the calls already made settle, and closes the pool if the queue made it; all
+   * within `shutdownTimeoutMs`. Calls made once it has begun reject with QUEUE_CLOSED (README, "Guarantees").
    */
   close(): Promise<void> {
     return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs));

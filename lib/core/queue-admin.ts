@@ -1,6 +1,7 @@
 // Queue administration: create, change, delete and read queues (the rows of the queues table and, for a queue
 // with a partition of its own, that partition), and the key_strict_fifo keys a failed job holds back.
 import { inTransaction, type Executor } from './db.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
 import { InvalidOptionError, QueueError, QueueExistsError, QueueNotFoundError } from './errors.js';
 import { parseForce, parseQueueOptions, QUEUE_DEFAULTS, type ParsedQueueOptions } from './options.js';
 import { settingsOf, toQueueResult, type QueueRow } from './rows.js';
@@ -8,6 +9,9 @@ import { createQueueArgs } from './sql/index.js';
 import type { Runtime } from './runtime.js';
 import type { QueueOptions, QueueResult } from './types.js';
 import { queueName, record } from './validate.js';
+
+/** How many times deleteQueue tries its transaction when PostgreSQL ends it to break a deadlock. */
+const DELETE_ATTEMPTS = 3;
 
 /** The queue administration calls; PgQueue's methods of the same names delegate here. */
 export class QueueAdmin {
@@ -106,18 +110,28 @@ export class QueueAdmin {
         'QUEUE_IN_USE',
       );
     }
-    const deleted = await inTransaction(this.rt.connect, async (client) => {
-      await client.query(this.rt.statements.setDdlLockTimeout);
-      // A partition is dropped first, before this transaction holds any row: dropped last, its ACCESS EXCLUSIVE
-      // lock waited for a worker's settle, which held the partition and waited for a job row the DELETE below had
-      // locked (a deadlock, seen in test/core/partition.spec.ts). Dropped first, it only waits for the settle to end.
-      await client.query(this.rt.statements.dropQueuePartition, [name]);
-      await client.query(this.rt.statements.deleteQueueJobs, [name]);
-      const { rowCount } = await client.query(this.rt.statements.deleteQueue, [name]);
-      return rowCount;
-    });
+    // Dropping a partition locks the partitioned `jobs`, then the partition, while a worker's settle on the
+    // partition locks it first, then `jobs` (its flow work names it): when the two meet, PostgreSQL ends one of
+    // them (deadlock_detected; the PostgreSQL log of test/core/partition.spec.ts showed both). The settle retries on
+    // its own (Completer); the delete is tried again here, from the start.
+    const deleted = await this.deleteRows(name);
     this.rt.router.forget(name);
     if (deleted === 0) throw new QueueNotFoundError(name);
+  }
+
+  /** deleteQueue's transaction, tried again when PostgreSQL ends it to break a deadlock; the queue rows it deleted. */
+  private async deleteRows(name: string, attempt = 1): Promise<number | null> {
+    try {
+      return await inTransaction(this.rt.connect, async (client) => {
+        await client.query(this.rt.statements.setDdlLockTimeout);
+        await client.query(this.rt.statements.dropQueuePartition, [name]);
+        await client.query(this.rt.statements.deleteQueueJobs, [name]);
+        return (await client.query(this.rt.statements.deleteQueue, [name])).rowCount;
+      });
+    } catch (err) {
+      if (sqlState(err) !== SQLSTATE.deadlockDetected || attempt === DELETE_ATTEMPTS) throw err;
+      return this.deleteRows(name, attempt + 1);
+    }
   }
 
   async purgeQueue(name: string): Promise<number> {

@@ -138,6 +138,23 @@ export interface JobRow {
   source_retry_count: number | null;
   source_output: unknown;
   source_root_id: string | null;
+  /** The error record of the last failed attempt, with `on` (a timestamp as JSON text) and `attempt`. */
+  last_error: { error: Record<string, unknown>; on: string; attempt: number } | null;
+}
+
+/** The last error of a job, with its time as a Date. */
+function lastErrorOf(e: JobRow['last_error']): JobWithMetadata['lastError'] {
+  if (!e) return null;
+  const { name, message, stack, ...fields } = e.error;
+  const { on, attempt } = e;
+  return {
+    ...fields,
+    name: typeof name === 'string' ? name : 'Error',
+    message: typeof message === 'string' ? message : '',
+    ...(typeof stack === 'string' ? { stack } : {}),
+    on: new Date(on),
+    attempt,
+  };
 }
 
 /** A timestamp, or null for PostgreSQL's infinity (node-postgres reads it as the number Infinity). */
@@ -176,5 +193,6 @@ export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
     sourceRetryCount: r.source_retry_count,
     sourceOutput: r.source_output,
     sourceRootId: r.source_root_id,
+    lastError: lastErrorOf(r.last_error),
   };
 }

@@ -234,6 +234,12 @@ export interface JobWithMetadata<T = unknown> {
   sourceRetryCount: number | null;
   sourceOutput: unknown;
   sourceRootId: string | null;
+  /**
+   * The error of the job's last failed attempt (its record as stored: `name`, `message`, `stack`, the error's own
+   * fields), when it was written (`on`) and which attempt it ended (`attempt`, from 1); kept when a later attempt
+   * completes. Null when no attempt has failed.
+   */
+  lastError: ({ name: string; message: string; stack?: string; on: Date; attempt: number } & Record<string, unknown>) | null;
 }
 
 /** A job id, or an id with the attempt it must still be on (fencing). */

@@ -18,6 +18,7 @@ import { monitor } from './0006_monitor.js';
 import { workers } from './0007_workers.js';
 import { schedules } from './0008_schedules.js';
 import { pause } from './0009_pause.js';
+import { findJobs } from './0010_find_jobs.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   workers,
   schedules,
   pause,
+  findJobs,
 ];

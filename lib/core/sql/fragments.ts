@@ -35,6 +35,20 @@ export const RETRY_DELAY = `CASE WHEN j.retry_backoff THEN least(
           + power(2, least(16, j.retry_count + 1)) / 2 * random()))
       ELSE j.retry_delay::float8 END`;
 
+/** A job's every stored field, as getJobById and findJobs select them (rows.ts, JobRow). */
+export const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
+  j.start_after, j.retry_count, j.claim_count, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
+  j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
+  j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
+  j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error`;
+
+/**
+ * A failed attempt's error record (`e`) as the job's last_error, beside when it was written and which attempt it
+ * ended (retryCount + 1 at the failure; a job retried by hand counts from 1 again). Kept when a later attempt
+ * completes, unlike output.errors. The record is nested, so that an error's own `on` or `attempt` field is kept.
+ */
+export const LAST_ERROR = (e: string) => `jsonb_build_object('error', ${e}, 'on', now(), 'attempt', j.retry_count + 1)`;
+
 /** Appends one attempt's error (`e`) to a job's output: output.error is the latest, output.errors all of them. */
 export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'error', ${e},
@@ -119,7 +133,8 @@ export const ORPHAN_DESCENDANTS = (s: string, from: string) => `doomed(queue, id
     state = CASE WHEN d.fail THEN 'failed' ELSE 'cancelled' END::${s}.job_state,
     completed_on = statement_timestamp(),
     keep_until = CASE WHEN d.fail THEN ${KEEP_FAILED(s)} ELSE ${KEEP_FINISHED} END,
-    output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled'))
+    output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled')),
+    last_error = CASE WHEN d.fail THEN ${LAST_ERROR(`jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled')`)} END
   FROM (${ORPHAN_FATE(s, from)}) d
   WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
   RETURNING j.id

@@ -1,6 +1,7 @@
 import * as claim from './claim.js';
 import * as due from './due.js';
 import * as enqueue from './enqueue.js';
+import * as find from './find.js';
 import * as jobs from './jobs.js';
 import * as lease from './lease.js';
 import * as limits from './limits.js';
@@ -21,6 +22,7 @@ const builders = {
   ...settle,
   ...lease,
   ...jobs,
+  ...find,
   ...maintenance,
   ...monitor,
   ...retention,

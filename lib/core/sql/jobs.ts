@@ -1,4 +1,4 @@
-import { KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS, WAKE_PAYLOAD } from './fragments.js';
+import { JOB_COLUMNS, KEEP_FINISHED, NAMED, NO_CHILDREN, ORPHAN_DESCENDANTS, WAKE_PAYLOAD } from './fragments.js';
 
 /**
  * Job control by id: inspection, cancel, resume, delete. A statement given many ids ($2) joins them as NAMED
@@ -14,12 +14,6 @@ const IDS = NAMED('id', '$2::bigint[]');
  * match the ids (resume of 10 cancelled jobs among 20,000 never analysed: 61.5 ms, against 1.5 ms so).
  */
 const QUEUE = (s: string) => `(SELECT q.retention_seconds FROM ${s}.queues q WHERE q.name = $1) q`;
-
-const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
-  j.start_after, j.retry_count, j.claim_count, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
-  j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
-  j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
-  j.source_retry_count, j.source_output, j.source_root_id::text`;
 
 /** $1 queue, $2 id */
 export const getJobById = (s: string, t = `${s}.jobs`) => `SELECT ${JOB_COLUMNS} FROM ${t} j WHERE j.queue = $1 AND j.id = $2::bigint`;

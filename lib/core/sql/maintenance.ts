@@ -1,6 +1,7 @@
 import {
   ACTIVE,
   APPEND_ERROR,
+  LAST_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
   KEEP_FAILED,
@@ -47,7 +48,8 @@ WITH RECURSIVE expired AS MATERIALIZED (
     keep_until = CASE WHEN e.retrying THEN ${RETRY_KEEP("now() + e.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
     lease_until = NULL,
     heartbeat_until = NULL,
-    output = ${APPEND_ERROR('e.error')}
+    output = ${APPEND_ERROR('e.error')},
+    last_error = ${LAST_ERROR('e.error')}
   FROM expired e
   WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
   RETURNING ${FAILED_RETURNING}

@@ -1,4 +1,4 @@
-import { APPEND_ERROR, DEAD_LETTER, FAILED_RETURNING, FIFO_HEAD, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
+import { APPEND_ERROR, DEAD_LETTER, LAST_ERROR, FAILED_RETURNING, FIFO_HEAD, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
 
 /**
  * Deletes up to $1 finished jobs (completed, cancelled, failed) whose keep_until has passed, oldest first, through
@@ -87,7 +87,8 @@ WITH RECURSIVE walked AS MATERIALIZED (
     state = 'failed',
     completed_on = now(),
     keep_until = ${KEEP_FAILED(s)},
-    output = ${APPEND_ERROR('e.error')}
+    output = ${APPEND_ERROR('e.error')},
+    last_error = ${LAST_ERROR('e.error')}
   FROM expired e
   WHERE j.queue = e.queue AND j.id = e.id AND j.state < 'active'
   RETURNING ${FAILED_RETURNING}

@@ -1,6 +1,7 @@
 import {
   ACTIVE,
   APPEND_ERROR,
+  LAST_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
   KEEP_FAILED,
@@ -166,7 +167,8 @@ UPDATE ${t} j SET
   keep_until = CASE WHEN f.retrying THEN ${RETRY_KEEP("now() + f.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
   lease_until = NULL,
   heartbeat_until = NULL,
-  output = ${APPEND_ERROR('f.error')}
+  output = ${APPEND_ERROR('f.error')},
+  last_error = ${LAST_ERROR('f.error')}
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}

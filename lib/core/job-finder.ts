@@ -1,0 +1,95 @@
+// Finding jobs: a queue's jobs page by page, newest first, filtered by state and key (findJobs). Each page reads
+// an index (sql/find.ts), and the cursor is the last id of the page before: stable however the table grows.
+import { InvalidOptionError } from './errors.js';
+import { toJobWithMetadata, type JobRow } from './rows.js';
+import type { Runtime } from './runtime.js';
+import type { Statements } from './sql/index.js';
+import type { JobState, JobWithMetadata } from './types.js';
+import { int, noUnknownKeys, optKey, queueName, record } from './validate.js';
+
+/** Options of findJobs. */
+export interface FindJobsOptions {
+  /** Only jobs in this state, or in one of these. */
+  state?: JobState | JobState[];
+  singletonKey?: string;
+  dedupeKey?: string;
+  /** Most jobs in the page, 1–1000 (default 100). */
+  limit?: number;
+  /** The `next` of the page before: the jobs older than it. */
+  after?: string;
+}
+
+/** A page of findJobs: its jobs, newest first, and the cursor of the next page (null: this one is the last). */
+export interface JobPage<T = unknown> {
+  jobs: JobWithMetadata<T>[];
+  next: string | null;
+}
+
+const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'limit', 'after']);
+const STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
+/** A job id: a positive bigint, as text. */
+const JOB_ID = /^[1-9][0-9]{0,18}$/;
+const BIGINT_MAX = 9_223_372_036_854_775_807n;
+
+/** Checks findJobs' options (InvalidOptionError naming the field). */
+export function parseFindOptions(value: unknown): {
+  states: JobState[] | null;
+  singletonKey: string | null;
+  dedupeKey: string | null;
+  limit: number;
+  after: string | null;
+} {
+  const o = record('options', value ?? {});
+  noUnknownKeys('options', o, KEYS);
+  let states: JobState[] | null = null;
+  if (o.state !== undefined) {
+    const given = Array.isArray(o.state) ? (o.state as unknown[]) : [o.state];
+    if (given.length === 0)
+      throw new InvalidOptionError('options.state', `a state or a non-empty array of states (${STATES.join(', ')})`, o.state);
+    states = given.map((s, i) => {
+      if (!STATES.includes(s as JobState))
+        throw new InvalidOptionError(Array.isArray(o.state) ? `options.state[${i}]` : 'options.state', `one of ${STATES.join(', ')}`, s);
+      return s as JobState;
+    });
+  }
+  const after = o.after;
+  if (after !== undefined && (typeof after !== 'string' || !JOB_ID.test(after) || BigInt(after) > BIGINT_MAX))
+    throw new InvalidOptionError('options.after', "a job id (a page's `next`)", after);
+  return {
+    states,
+    singletonKey: optKey('options.singletonKey', o.singletonKey) ?? null,
+    dedupeKey: optKey('options.dedupeKey', o.dedupeKey) ?? null,
+    limit: o.limit === undefined ? 100 : int('options.limit', o.limit, 1, 1000),
+    after: after ?? null,
+  };
+}
+
+/** The statement for what is asked: one text per shape, each reading the index that fits it (sql/find.ts). */
+function statementFor(st: Statements, o: ReturnType<typeof parseFindOptions>): string {
+  if (o.singletonKey !== null) return st.findJobsBySingletonKey;
+  if (o.dedupeKey !== null) return st.findJobsByDedupeKey;
+  if (o.states?.every((state) => state === 'failed')) return st.findFailedJobs;
+  return st.findJobs;
+}
+
+export class JobFinder {
+  constructor(private readonly rt: Runtime) {}
+
+  async findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
+    queueName('name', name);
+    const o = parseFindOptions(options);
+    const exec = await this.rt.db();
+    // one more than the page: whether a next page exists, without a query of its own
+    const args = [name, o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1];
+    const rows = await this.rt.router.onQueue(
+      exec,
+      name,
+      (st) => exec.query<JobRow>(statementFor(st, o), args),
+      (found) => found.length === 0,
+    );
+    // no row: an empty page, or no such queue (its statements then name `jobs`, and find nothing)
+    if (rows.length === 0) await this.rt.router.assertExists(exec, name);
+    const jobs = rows.slice(0, o.limit).map((r) => toJobWithMetadata<T>(r));
+    return { jobs, next: rows.length > o.limit ? jobs.at(-1)!.id : null };
+  }
+}

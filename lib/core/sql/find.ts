@@ -1,0 +1,60 @@
+import { JOB_COLUMNS } from './fragments.js';
+
+// findJobs' statements, one text per shape of what is asked: the engine's sessions plan every statement once for
+// any values (force_generic_plan, db.ts), so a partial index is used only where the text itself says it applies.
+// Parameters of all: $1 queue, $2 states (null: any), $3 singleton key, $4 dedupe key, $5 the cursor (the last id
+// of the previous page; null: from the newest), $6 how many.
+
+/** Below the cursor: an index condition on the id in any plan (a null cursor is the largest id). */
+const BELOW = `j.id < coalesce($5::bigint, 9223372036854775807)`;
+
+/** In the states asked ($2), or any. */
+const IN_STATES = (s: string) => `($2::${s}.job_state[] IS NULL OR j.state = ANY($2::${s}.job_state[]))`;
+
+/** $3 and $4 are the keyed statements'; null here. */
+const NO_KEYS = `$3::text IS NULL AND $4::text IS NULL`;
+
+/** A page of queue $1's jobs, newest first: the primary key read backwards from the cursor, until the page is full. */
+export const findJobs = (s: string, t = `${s}.jobs`) => `
+SELECT ${JOB_COLUMNS} FROM ${t} j
+WHERE j.queue = $1 AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
+ORDER BY j.id DESC
+LIMIT $6`;
+
+/** findJobs for failed jobs ($2 is '{failed}'): jobs_failed_find_idx, which holds only those. */
+export const findFailedJobs = (s: string, t = `${s}.jobs`) => `
+SELECT ${JOB_COLUMNS} FROM ${t} j
+WHERE j.queue = $1 AND j.state = 'failed' AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
+ORDER BY j.id DESC
+LIMIT $6`;
+
+/**
+ * findJobs for the jobs of a key (`key`: the singleton key, $3, or the dedupe key, $4; the other, when given, is a
+ * filter), in three parts, each on an index: finished jobs (jobs_key_find_idx, jobs_dedupe_find_idx, which hold
+ * finished keyed jobs only, so that a keyed job's claim and retries write nothing more), active ones
+ * (jobs_lease_idx: as many as run), and waiting ones (for a dedupe key jobs_dedupe_key; for a singleton key
+ * jobs_ready_idx: the queue's whole backlog, none of its history). A part whose states $2 leaves out is skipped
+ * before it reads anything.
+ */
+const BY_KEY = (s: string, t: string, key: 'singleton_key' | 'dedupe_key') => {
+  const [own, other] = key === 'singleton_key' ? ['$3', '$4'] : ['$4', '$3'];
+  const otherColumn = key === 'singleton_key' ? 'dedupe_key' : 'singleton_key';
+  const part = (state: string, states: string) => `(SELECT ${JOB_COLUMNS}, j.id AS n FROM ${t} j
+  WHERE j.queue = $1 AND ${state} AND j.${key} = ${own}::text AND (${other}::text IS NULL OR j.${otherColumn} = ${other}::text)
+    AND ${BELOW} AND ${IN_STATES(s)} AND ($2::${s}.job_state[] IS NULL OR $2::${s}.job_state[] && '${states}'::${s}.job_state[])
+  ORDER BY j.id DESC LIMIT $6)`;
+  return `
+SELECT * FROM (
+  ${part("j.state > 'active'", '{completed,cancelled,failed}')}
+  UNION ALL ${part("j.state = 'active'", '{active}')}
+  UNION ALL ${part("j.state < 'active'", '{created,retry}')}
+) k
+ORDER BY k.n DESC
+LIMIT $6`;
+};
+
+/** findJobs for the jobs of singleton key $3 (and dedupe key $4, when given): see BY_KEY. */
+export const findJobsBySingletonKey = (s: string, t = `${s}.jobs`) => BY_KEY(s, t, 'singleton_key');
+
+/** findJobs for the jobs of dedupe key $4 (and singleton key $3, when given): see BY_KEY. */
+export const findJobsByDedupeKey = (s: string, t = `${s}.jobs`) => BY_KEY(s, t, 'dedupe_key');
