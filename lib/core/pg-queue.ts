@@ -16,6 +16,7 @@ import type { MigrationResult } from './migrate.js';
 import type { Runtime } from './runtime.js';
 import type { Schedules } from './schedules.js';
 import type {
+  EnqueueResult,
   FlowJob,
   Job,
   JobHandler,
@@ -236,6 +237,11 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.sender.send(name, data, options);
   }
 
+  /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
+  enqueue<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<EnqueueResult> {
+    return this.units.sender.enqueue(name, data, options);
+  }
+
   /**
    * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
    * ones return null.
@@ -266,10 +272,8 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Inserts jobs that wait for each other, in one transaction: a job runs only once every job it
-   * `dependsOn` (by `ref`) has completed; when one of those fails for good or is cancelled, it is failed
-   * or cancelled as its `onParentFailure` says. Returns each ref's job id. With `options.db` the jobs join
-   * the caller's transaction (roll it back if this throws).
+   * Inserts jobs that wait for each other (`dependsOn` by `ref`), in one transaction; each ref's job id (guide,
+   * "Flows"). With `options.db` they join the caller's transaction: roll it back if this throws.
    */
   flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
     return this.units.flows.flow(jobs, options);

@@ -6,7 +6,7 @@ import { parseSendOptions, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { insertArgs } from './sql/index.js';
-import type { JobInsert, SendOptions } from './types.js';
+import type { EnqueueResult, JobInsert, JobState, SendOptions } from './types.js';
 import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
@@ -18,7 +18,27 @@ export class Sender {
 
   async send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
     queueName('name', name);
-    return this.sendOne(name, data, options, parseSendOptions(options));
+    return (await this.sendOne(name, data, options, parseSendOptions(options))).id;
+  }
+
+  /**
+   * send() with its answer: the job's id, its state and when it may start, read back after the insert (in the
+   * caller's transaction with `options.db`, else on the engine's pool), and whether a held `dedupeKey` gave the
+   * holder's id instead of a new job. No job (refused by the queue's policy, or a dedupeKey whose holder finished
+   * in between) answers id null; a job gone before the read (run and removed) answers state and startAfter null.
+   */
+  async enqueue<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<EnqueueResult> {
+    queueName('name', name);
+    const { id, deduped, exec } = await this.sendOne(name, data, options, parseSendOptions(options));
+    if (id === null) return { id: null, queue: name, state: null, startAfter: null, deduped: false };
+    const [row] = await this.rt.router.onQueue(
+      exec,
+      name,
+      (st) => exec.query<{ state: JobState; start_ms: number | null }>(st.enqueuedJob, [name, id]),
+      (rows) => rows.length === 0,
+    );
+    const startAfter = row?.start_ms == null ? null : new Date(row.start_ms);
+    return { id, queue: name, state: row?.state ?? null, startAfter, deduped };
   }
 
   /** `underWay`: the second send of one call (sendDebounced), which a close() that began meanwhile does not refuse. */
@@ -28,21 +48,21 @@ export class Sender {
     options: SendOptions | undefined,
     parsed: ParsedSendOptions,
     underWay = false,
-  ): Promise<string | null> {
+  ): Promise<{ id: string | null; deduped: boolean; exec: Executor }> {
     const json = toJson('data', data, this.rt.config.maxPayloadBytes);
     // In a caller's transaction too, a send made once close() has begun is refused (start()).
     await (underWay ? this.rt.ready() : this.rt.start());
     const exec = options?.db ? callerExecutor(options.db) : this.rt.exec;
     const [id] = await this.insertRows(exec, name, [json], [parsed]);
-    if (id !== undefined) return id;
-    if (parsed.dedupeKey === undefined) return null;
+    if (id !== undefined) return { id, deduped: false, exec };
+    if (parsed.dedupeKey === undefined) return { id: null, deduped: false, exec };
     const [holder] = await this.rt.router.onQueue(
       exec,
       name,
       (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]),
       (rows) => rows.length === 0,
     );
-    return holder?.id ?? null;
+    return { id: holder?.id ?? null, deduped: holder !== undefined, exec };
   }
 
   async sendThrottled<T = unknown>(
@@ -54,7 +74,7 @@ export class Sender {
   ): Promise<string | null> {
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
-    return this.sendOne(name, data, options ?? undefined, parsed);
+    return (await this.sendOne(name, data, options ?? undefined, parsed)).id;
   }
 
   async sendDebounced<T = unknown>(
@@ -66,9 +86,9 @@ export class Sender {
   ): Promise<string | null> {
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
-    const now = await this.sendOne(name, data, options ?? undefined, parsed);
+    const now = (await this.sendOne(name, data, options ?? undefined, parsed)).id;
     if (now !== null) return now;
-    return this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 }, true);
+    return (await this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 }, true)).id;
   }
 
   private throttled(options: SendOptions | null | undefined, seconds: number, key: string | undefined): ParsedSendOptions {

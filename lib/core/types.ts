@@ -75,6 +75,19 @@ export interface SendOptions extends JobDefaults {
   db?: TransactionLike;
 }
 
+/** What enqueue() answers: the job, or the holder of its `dedupeKey`. */
+export interface EnqueueResult {
+  /** The new job's id; the holder's when `deduped`; null when no job was made (the queue's policy refused it). */
+  id: string | null;
+  queue: string;
+  /** As read back after the insert; null when refused, or gone before the read (run and removed). */
+  state: JobState | null;
+  /** When it may start (null: refused, gone, or waiting for flow parents). */
+  startAfter: Date | null;
+  /** A pending job held the `dedupeKey`: `id` is that job's, and nothing was inserted. */
+  deduped: boolean;
+}
+
 /** One job of an `insert` call. */
 export interface JobInsert<T = unknown> extends Omit<SendOptions, 'db'> {
   data?: T;

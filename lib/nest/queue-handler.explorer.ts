@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
-import { QueueError } from '../core/errors.js';
+import { QueueError, QueueNotFoundError } from '../core/errors.js';
 import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
 import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
@@ -45,8 +45,30 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       throw err;
     }
     await this.queue.start();
-    for (const h of this.handlers) {
-      const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions);
+    try {
+      await this.makeQueues();
+    } catch (err) {
+      // as above: no shutdown hook runs after a failed init
+      await this.queue.close();
+      throw err;
+    }
+  }
+
+  /** Creates the handlers' queues (each after its dead-letter queue) and keeps their schedules in step. */
+  private async makeQueues(): Promise<void> {
+    for (const h of inDeadLetterOrder(this.handlers)) {
+      const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions).catch((err: unknown) => {
+        // the dead-letter queue the handler names is declared by no handler, and does not exist
+        if (err instanceof QueueNotFoundError && err.queue === h.queueOptions.deadLetter)
+          throw Object.assign(
+            new QueueError(
+              `@QueueHandler('${h.queue}') on ${h.where}: deadLetter "${String(h.queueOptions.deadLetter)}" names a queue that does not exist; declare it with a @QueueHandler, or create it before the app starts`,
+              'DEAD_LETTER_MISSING',
+            ),
+            { cause: err },
+          );
+        throw err;
+      });
       if (!created && differences.length > 0) {
         this.logger.warn(
           `queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`,
@@ -116,6 +138,38 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
         problems.push(`queue "${queue}" has ${places.length} handlers: ${places.join(', ')}; a queue takes exactly one`);
     }
     if (problems.length > 0) throw new QueueError(`invalid @QueueHandler registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    inDeadLetterOrder(found); // a loop of deadLetter options is refused here, before anything connects
     return found;
   }
+}
+
+/**
+ * The handlers in the order their queues can be made: a queue whose `deadLetter` another handler declares comes
+ * after that one (createQueue needs its dead-letter queue to exist), whatever the order of the methods. A chain
+ * that comes back on itself cannot be made in any order, and is refused naming its handlers.
+ */
+export function inDeadLetterOrder<H extends { queue: string; where: string; queueOptions: Record<string, unknown> }>(
+  handlers: readonly H[],
+): H[] {
+  const declared = new Map(handlers.map((h) => [h.queue, h]));
+  const ordered: H[] = [];
+  const placed = new Set<H>();
+  const visiting: H[] = [];
+  const place = (h: H): void => {
+    if (placed.has(h)) return;
+    if (visiting.includes(h)) {
+      const loop = [...visiting.slice(visiting.indexOf(h)), h].map((x) => `${x.where} ("${x.queue}")`).join(' → ');
+      throw new QueueError(`invalid @QueueHandler registration: the deadLetter options form a loop: ${loop}`, 'INVALID_HANDLER');
+    }
+    visiting.push(h);
+    const target = h.queueOptions.deadLetter;
+    // (a queue naming itself is a loop of one)
+    const before = typeof target === 'string' ? declared.get(target) : undefined;
+    if (before) place(before);
+    visiting.pop();
+    placed.add(h);
+    ordered.push(h);
+  };
+  for (const h of handlers) place(h);
+  return ordered;
 }

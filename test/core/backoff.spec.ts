@@ -52,6 +52,20 @@ describe('retry delays', () => {
     expect(new Set(seen[5]!.map((d) => Math.round(d))).size).toBeGreaterThan(1);
   });
 
+  it('backoff with no retryDelay starts from 1 s: about 1 s, 2 s, 4 s', async () => {
+    await q.createQueue('exp-from-zero', { retryLimit: 3, retryBackoff: true });
+    const id = (await q.send('exp-from-zero', {}))!;
+    for (const [low, high] of [
+      [1, 2],
+      [2, 4],
+      [4, 8],
+    ]) {
+      const d = await failAndMeasure('exp-from-zero', id);
+      expect(d).toBeGreaterThanOrEqual(low! - 0.1);
+      expect(d).toBeLessThanOrEqual(high!);
+    }
+  });
+
   it('retryDelayMax caps a backed-off delay', async () => {
     await q.createQueue('capped', { retryLimit: 8, retryDelay: 10, retryBackoff: true, retryDelayMax: 45 });
     const id = (await q.send('capped', {}))!;

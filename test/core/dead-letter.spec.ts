@@ -63,6 +63,20 @@ describe('dead letters', () => {
     expect(await deadLettered(id)).toBeNull();
   });
 
+  it("the copy and a redrive keep the job's group", async () => {
+    const id = (await q.send('orders', { order: 9 }, { group: { id: 'tenant-7', tier: 'pro' }, priority: 100 }))!; // claimed first
+    const [claimed] = await q.fetch('orders');
+    expect(claimed!.id).toBe(id);
+    await q.fail('orders', id, new PermanentJobError('declined'));
+    const copy = (await deadLettered(id))!;
+    const groupOf = async (jobId: string) =>
+      (await f.sql<{ group_id: string; group_tier: string }>(`SELECT group_id, group_tier FROM $schema.jobs WHERE id = $1`, [jobId]))[0];
+    expect(await groupOf(copy.id)).toEqual({ group_id: 'tenant-7', group_tier: 'pro' });
+    const moved = await q.redrive('orders.dlq', { ids: [copy.id] });
+    expect(await groupOf(moved.ids[0]!)).toEqual({ group_id: 'tenant-7', group_tier: 'pro' });
+    await q.deleteJob('orders', moved.ids[0]!); // (claimed first by the tests below otherwise)
+  });
+
   it('redrive moves dead-lettered jobs back to their source queue, and the root id survives any number of redrives', async () => {
     const root = await failForGood({ order: 3 });
     const copy1 = (await deadLettered(root))!;

@@ -86,6 +86,54 @@ describe('send', () => {
   });
 });
 
+describe('enqueue', () => {
+  it("answers the new job's id, queue, state and start, read back from the database", async () => {
+    const before = await dbNow();
+    const now = await q.enqueue('mail', { to: 'b@example.com' });
+    expect(now).toMatchObject({ id: expect.stringMatching(/^\d+$/), queue: 'mail', state: 'created', deduped: false });
+    expect(now.startAfter!.getTime()).toBeGreaterThanOrEqual(before.getTime());
+    const later = await q.enqueue('mail', {}, { startAfter: 3600 });
+    expect(later.startAfter!.getTime() - before.getTime()).toBeGreaterThanOrEqual(3_599_000);
+  });
+
+  it('answers the holder of a held dedupeKey with deduped: true, and a job the policy refuses with id null', async () => {
+    const first = await q.enqueue('mail', { n: 1 }, { dedupeKey: 'welcome-42' });
+    const again = await q.enqueue('mail', { n: 2 }, { dedupeKey: 'welcome-42' });
+    expect(first.deduped).toBe(false);
+    expect(again).toEqual({ id: first.id, queue: 'mail', state: 'created', startAfter: first.startAfter, deduped: true });
+    await q.createQueue('mail.short', { policy: 'short' });
+    await q.enqueue('mail.short', {}, { singletonKey: 'k' });
+    expect(await q.enqueue('mail.short', {}, { singletonKey: 'k' })).toEqual({
+      id: null,
+      queue: 'mail.short',
+      state: null,
+      startAfter: null,
+      deduped: false,
+    });
+  });
+
+  it('answers the same inside a Drizzle transaction (which reads timestamps as text)', async () => {
+    const db = drizzle(f.pool);
+    const answer = await db.transaction(async (tx) => q.enqueue('mail', { drizzle: true }, { db: tx, startAfter: 60 }));
+    expect(answer).toMatchObject({ queue: 'mail', state: 'created', deduped: false });
+    expect(answer.startAfter).toBeInstanceOf(Date);
+    expect(answer.startAfter!.getTime() - Date.now()).toBeGreaterThan(30_000);
+  });
+
+  it("inside the caller's transaction, reads the job back there, and a rollback leaves nothing", async () => {
+    const client = await f.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const answer = await q.enqueue('mail', { tx: true }, { db: client });
+      expect(answer).toMatchObject({ queue: 'mail', state: 'created', deduped: false });
+      await client.query('ROLLBACK');
+      expect(await q.getJobById('mail', answer.id!)).toBeNull();
+    } finally {
+      client.release();
+    }
+  });
+});
+
 describe('insert', () => {
   it('inserts many jobs in one statement and returns their ids in input order', async () => {
     const jobs = Array.from({ length: 500 }, (_, i) => ({ data: { i }, priority: i % 3 }));

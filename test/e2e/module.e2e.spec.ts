@@ -103,6 +103,36 @@ describe('handler registration', () => {
     expect(events[0]).toBe('init: loops=0');
     await app.close();
   });
+
+  it('a handler whose deadLetter another handler declares boots whatever the order of the two methods', async () => {
+    @Injectable()
+    class Payments {
+      @QueueHandler('payments', { deadLetter: 'payments.dlq', retryLimit: 0 })
+      charge() {}
+      // declared below the queue that names it
+      @QueueHandler('payments.dlq')
+      review() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, workers: false })], providers: [Payments] })
+    class PaymentsModule {}
+    const app = await NestFactory.createApplicationContext(PaymentsModule, quiet);
+    expect((await app.get(QueueService).getQueue('payments'))!.deadLetter).toBe('payments.dlq');
+    await app.close();
+  });
+
+  it('a deadLetter that names a queue nobody declares or made stops bootstrap, naming the handler, the option and the value', async () => {
+    @Injectable()
+    class Refunds {
+      @QueueHandler('refunds', { deadLetter: 'refunds.nowhere' })
+      refund() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, workers: false })], providers: [Refunds] })
+    class RefundsModule {}
+    const err = await NestFactory.createApplicationContext(RefundsModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toBe(
+      `@QueueHandler('refunds') on Refunds.refund: deadLetter "refunds.nowhere" names a queue that does not exist; declare it with a @QueueHandler, or create it before the app starts`,
+    );
+  });
 });
 
 describe('module configuration', () => {

@@ -102,6 +102,16 @@ export const insertJobDeps = (s: string) => `
 INSERT INTO ${s}.job_deps (parent_queue, parent_id, child_queue, child_id)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[])`;
 
+/**
+ * What enqueue() answers of a job just sent: its state, and when it may start in ms since the epoch (null: it waits
+ * for flow parents), as numbers and text whatever the executor (a Drizzle transaction reads timestamps as
+ * strings). $1 queue, $2 id
+ */
+export const enqueuedJob = (s: string, t = `${s}.jobs`) => `
+SELECT j.state::text,
+  CASE WHEN j.start_after = 'infinity' THEN NULL ELSE (extract(epoch FROM j.start_after) * 1000)::float8 END AS start_ms
+FROM ${t} j WHERE j.queue = $1 AND j.id = $2::bigint`;
+
 /** The pending (created, retry, active) job that holds a dedupe key. $1 queue, $2 dedupe key */
 export const findPendingByDedupeKey = (s: string, t = `${s}.jobs`) => `
 SELECT j.id::text FROM ${t} j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.state <= 'active'`;

@@ -26,12 +26,13 @@ export const RETRY_KEEP = (due: string) => `CASE WHEN j.keep_until = 'infinity' 
 
 /**
  * Seconds until the next attempt of row `j`: with backoff
- * min(retryDelayMax, retryDelay * (2^min(16,n)/2 + 2^min(16,n)/2 * random())) for the n-th retry,
- * else retryDelay. Shared by failures and expired leases.
+ * min(retryDelayMax, retryDelay * (2^min(16,n)/2 + 2^min(16,n)/2 * random())) for the n-th retry, where a
+ * retryDelay of 0 counts as 1 (backoff from nothing would retry at once every time), else retryDelay. Shared by
+ * failures and expired leases.
  */
 export const RETRY_DELAY = `CASE WHEN j.retry_backoff THEN least(
         coalesce(j.retry_delay_max, 2147483647)::float8,
-        j.retry_delay * (power(2, least(16, j.retry_count + 1)) / 2
+        greatest(j.retry_delay, 1) * (power(2, least(16, j.retry_count + 1)) / 2
           + power(2, least(16, j.retry_count + 1)) / 2 * random()))
       ELSE j.retry_delay::float8 END`;
 
@@ -55,21 +56,22 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'errors', coalesce(j.output -> 'errors', '[]'::jsonb) || jsonb_build_array(${e}))`;
 
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
-export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.created_on,
+export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
   j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, ${STAMP('j')}::text AS stamp`;
 
 /**
  * A CTE that copies each row of `from` that failed for good and names a dead-letter queue into that
- * queue, in the same statement (so in the same transaction) as the failure. The copy keeps data, priority
- * and singleton key, runs under the dead-letter queue's settings and policy (a copy the policy refuses is
+ * queue, in the same statement (so in the same transaction) as the failure. The copy keeps data, priority,
+ * singleton key and group (id and tier), runs under the dead-letter queue's settings and policy (a copy the policy refuses is
  * not made; the source job stays failed, visible), and records where it came from;
  * `source_root_id` is the first job of the chain, kept across any number of redrives.
  */
 export const DEAD_LETTER = (s: string, from: string) => `dead_lettered AS (
-  INSERT INTO ${s}.jobs (queue, policy, data, priority, singleton_key, retry_limit, retry_delay, retry_backoff, retry_delay_max,
-    expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
+  INSERT INTO ${s}.jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
+    retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
     source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id)
-  SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max,
+  SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
+    q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
     q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id)
   FROM ${from} x
