@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     app.enableShutdownHooks([...SHUTDOWN_SIGNALS]);
     const port = Number(process.env.PORT ?? 3000);
     await app.listen(port);
-    logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health)`);
+    logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health, GET /metrics)`);
   } catch (err) {
     logger.error(`startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     await shutdown('startup failure', 1);
