@@ -1,0 +1,37 @@
+import { InvalidOptionError } from '../../lib/core/errors.js';
+import { parseFindOptions } from '../../lib/core/job-finder.js';
+
+describe("findJobs' options", () => {
+  it('defaults: any state, no key, 100 jobs, from the newest', () => {
+    expect(parseFindOptions(undefined)).toEqual({ states: null, singletonKey: null, dedupeKey: null, limit: 100, after: null });
+  });
+
+  it('takes one state or several, the keys, a limit and the cursor of a page', () => {
+    expect(parseFindOptions({ state: 'failed', singletonKey: 'k', dedupeKey: 'd', limit: 1000, after: '9223372036854775807' })).toEqual({
+      states: ['failed'],
+      singletonKey: 'k',
+      dedupeKey: 'd',
+      limit: 1000,
+      after: '9223372036854775807',
+    });
+    expect(parseFindOptions({ state: ['created', 'retry'] }).states).toEqual(['created', 'retry']);
+  });
+
+  it.each([
+    [{ state: 'done' }, 'options.state must be one of created, retry, active, completed, cancelled, failed, got "done"'],
+    [{ state: ['failed', 7] }, 'options.state[1] must be one of'],
+    [{ state: [] }, 'options.state must be a state or a non-empty array of states'],
+    [{ limit: 0 }, 'options.limit'],
+    [{ limit: 1001 }, 'options.limit'],
+    [{ limit: 2.5 }, 'options.limit'],
+    [{ after: '0' }, 'options.after'],
+    [{ after: '9223372036854775808' }, 'options.after'],
+    [{ after: 12 }, 'options.after'],
+    [{ singletonKey: '' }, 'options.singletonKey'],
+    [{ order: 'asc' }, 'options.order'],
+    ['failed', 'options'],
+  ])('refuses %j, naming the field', (options, message) => {
+    expect(() => parseFindOptions(options)).toThrow(InvalidOptionError);
+    expect(() => parseFindOptions(options)).toThrow(message);
+  });
+});
