@@ -68,8 +68,11 @@ function isRegistry(value: unknown): value is Registry<RegistryContentType> {
  */
 export const BUCKETS: readonly number[] = Array.from({ length: BIN_COUNT - 1 }, (_, k) => Number(binLowerEdge(k + 1).toPrecision(6)));
 
-/** The gauges of the monitor's counts: name (after the prefix), help, and the value of a queue (null: no series). */
-const COUNTS: readonly [string, string, (q: QueueResult) => number | null][] = [
+/** A queue a monitor pass has counted: only those have count series (readCounts). */
+type CountedQueue = QueueResult & { countedOn: Date };
+
+/** The gauges of the monitor's counts: name (after the prefix), help, and the value of a counted queue. */
+const COUNTS: readonly [string, string, (q: CountedQueue) => number][] = [
   ['queue_queued_jobs', 'Jobs waiting to run (created or retry): deferred, blocked and ready.', (q) => q.queuedCount],
   ['queue_ready_jobs', 'Queued jobs that may run now.', (q) => q.readyCount],
   ['queue_deferred_jobs', 'Queued jobs whose startAfter is still in the future.', (q) => q.deferredCount],
@@ -88,7 +91,7 @@ const COUNTS: readonly [string, string, (q: QueueResult) => number | null][] = [
   [
     'queue_counted_timestamp_seconds',
     'When the monitor pass took these counts (seconds since the epoch); absent before its first pass.',
-    (q) => (q.countedOn ? q.countedOn.getTime() / 1000 : null),
+    (q) => q.countedOn.getTime() / 1000,
   ],
 ];
 
@@ -113,7 +116,7 @@ export class QueueMetrics {
   private readonly registry: Registry<RegistryContentType>;
   private readonly timeoutMs: number;
   private readonly up: Gauge;
-  private readonly counts: { gauge: Gauge; value: (q: QueueResult) => number | null }[];
+  private readonly counts: { gauge: Gauge; value: (q: CountedQueue) => number }[];
   private readonly completed: Counter;
   private readonly failed: Counter;
   private readonly retried: Counter;
@@ -242,10 +245,7 @@ export class QueueMetrics {
       for (const q of queues ?? []) {
         // never counted yet: no series, rather than counts of 0 for a queue that may hold a backlog
         if (!q.countedOn) continue;
-        for (const c of this.counts) {
-          const v = c.value(q);
-          if (v !== null) c.gauge.set({ queue: q.name }, v);
-        }
+        for (const c of this.counts) c.gauge.set({ queue: q.name }, c.value(q as CountedQueue));
       }
       if (queues) this.forgetDeleted(new Set(queues.map((q) => q.name)));
     } catch {
