@@ -121,6 +121,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       retryCount: integer('retry_count').notNull().default(0),
       claimCount: integer('claim_count').notNull().default(0),
       retryLimit: integer('retry_limit').notNull(),
+      // the retry count this attempt budget starts from: retry() raises it with retry_limit (migration 11)
+      retryBase: integer('retry_base').notNull().default(0),
       retryDelay: integer('retry_delay').notNull(),
       retryBackoff: boolean('retry_backoff').notNull(),
       retryDelayMax: integer('retry_delay_max'),

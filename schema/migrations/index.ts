@@ -19,6 +19,7 @@ import { workers } from './0007_workers.js';
 import { schedules } from './0008_schedules.js';
 import { pause } from './0009_pause.js';
 import { findJobs } from './0010_find_jobs.js';
+import { retryBudget } from './0011_retry_budget.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   schedules,
   pause,
   findJobs,
+  retryBudget,
 ];

@@ -66,6 +66,24 @@ describe('retry delays', () => {
     }
   });
 
+  it('a job given a fresh budget by retry() backs off from its first delay again', async () => {
+    await q.createQueue('exp-retried', { retryLimit: 2, retryBackoff: true });
+    const id = (await q.send('exp-retried', {}))!;
+    expect(await failAndMeasure('exp-retried', id)).toBeLessThanOrEqual(2);
+    expect(await failAndMeasure('exp-retried', id)).toBeGreaterThanOrEqual(2 - 0.1);
+    await failAndMeasure('exp-retried', id);
+    expect((await q.getJobById('exp-retried', id))!.state).toBe('failed');
+    await q.retry('exp-retried', id);
+    for (const [low, high] of [
+      [1, 2],
+      [2, 4],
+    ]) {
+      const d = await failAndMeasure('exp-retried', id);
+      expect(d).toBeGreaterThanOrEqual(low! - 0.1);
+      expect(d).toBeLessThanOrEqual(high!);
+    }
+  });
+
   it('retryDelayMax caps a backed-off delay', async () => {
     await q.createQueue('capped', { retryLimit: 8, retryDelay: 10, retryBackoff: true, retryDelayMax: 45 });
     const id = (await q.send('capped', {}))!;

@@ -112,6 +112,41 @@ describe('retry', () => {
     expect((await q.fetch('r')).map((j) => j.id)).toEqual([id]);
   });
 
+  it('gives an exhausted job its full budget again, refuses a result held for an earlier attempt, keeps every error', async () => {
+    await q.createQueue('budget', { retryLimit: 2 });
+    const id = (await q.send('budget', {}))!;
+    const failAttempt = async (n: number) => {
+      const [job] = await q.fetch('budget');
+      expect(job!.id).toBe(id);
+      expect((await q.fail('budget', { id, retryCount: job!.retryCount }, new Error(`boom ${n}`))).updated).toBe(1);
+      return job!;
+    };
+    for (let n = 1; n <= 3; n++) await failAttempt(n);
+    const exhausted = (await q.getJobById('budget', id))!;
+    expect(exhausted).toMatchObject({ state: 'failed', retryCount: 2, retryLimit: 2 });
+
+    await q.retry('budget', id);
+    expect(await q.getJobById('budget', id)).toMatchObject({ state: 'retry', retryCount: 3, retryLimit: 5 });
+    // a result for the last attempt of the old budget (retryCount 2) does not settle the new one
+    const first = await failAttempt(4);
+    expect(first).toMatchObject({ retryCount: 3, retryLimit: 5 });
+    expect((await q.complete('budget', { id, retryCount: 2 }, 'stale')).updated).toBe(0);
+    // three attempts in all again: the first failed above, two retries remain
+    await failAttempt(5);
+    const last = await failAttempt(6);
+    expect(last.retryCount).toBe(last.retryLimit);
+    const after = (await q.getJobById('budget', id))!;
+    expect(after).toMatchObject({ state: 'failed', retryCount: 5, retryLimit: 5 });
+    expect((after.output as { errors: { message: string }[] }).errors.map((e) => e.message)).toEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => `boom ${n}`),
+    );
+    expect(await q.fetch('budget')).toEqual([]);
+
+    // a second retry() gives the same budget again, however the previous one ended
+    await q.retry('budget', id);
+    expect(await q.getJobById('budget', id)).toMatchObject({ state: 'retry', retryCount: 6, retryLimit: 8 });
+  });
+
   it('refuses jobs in other states with JobStateError, and an unknown id with JobNotFoundError, changing nothing', async () => {
     await q.createQueue('r2', { retryLimit: 0 });
     const failed = (await q.send('r2', {}))!;

@@ -27,13 +27,14 @@ export const RETRY_KEEP = (due: string) => `CASE WHEN j.keep_until = 'infinity' 
 /**
  * Seconds until the next attempt of row `j`: with backoff
  * min(retryDelayMax, retryDelay * (2^min(16,n)/2 + 2^min(16,n)/2 * random())) for the n-th retry, where a
- * retryDelay of 0 counts as 1 (backoff from nothing would retry at once every time), else retryDelay. Shared by
- * failures and expired leases.
+ * retryDelay of 0 counts as 1 (backoff from nothing would retry at once every time), else retryDelay. n counts from
+ * the job's retry_base, so a job given a fresh budget by retry() backs off from its first delay again (migration 11).
+ * Shared by failures and expired leases.
  */
 export const RETRY_DELAY = `CASE WHEN j.retry_backoff THEN least(
         coalesce(j.retry_delay_max, 2147483647)::float8,
-        greatest(j.retry_delay, 1) * (power(2, least(16, j.retry_count + 1)) / 2
-          + power(2, least(16, j.retry_count + 1)) / 2 * random()))
+        greatest(j.retry_delay, 1) * (power(2, least(16, j.retry_count - j.retry_base + 1)) / 2
+          + power(2, least(16, j.retry_count - j.retry_base + 1)) / 2 * random()))
       ELSE j.retry_delay::float8 END`;
 
 /** A job's every stored field, as getJobById and findJobs select them (rows.ts, JobRow). */

@@ -77,6 +77,10 @@ DELETE FROM ${t} j USING ${IDS} WHERE j.queue = u.queue AND j.id = u.id RETURNIN
 /**
  * Puts failed jobs back to `retry`, all or none: when any id is missing or not failed, nothing changes
  * (the caller then reads the states to say which). Wakes the queue's workers.
+ *
+ * Each gets a fresh attempt budget: the retry is counted (a new attempt, so a result held for the failed one is
+ * refused by the fence), the budget starts from this count (retry_base), and retry_limit moves up with it, so
+ * that "retries remain while retryCount < retryLimit" holds for the job's handler as before (migration 11).
  * $1 queue, $2 ids bigint[] (distinct), $3 channel
  */
 export const retryJobs = (s: string, t = `${s}.jobs`) => `
@@ -88,6 +92,9 @@ WITH target AS (
 ), retried AS (
   UPDATE ${t} j SET
     state = 'retry',
+    retry_count = j.retry_count + 1,
+    retry_base = j.retry_count + 1,
+    retry_limit = j.retry_count + 1 + (j.retry_limit - j.retry_base),
     start_after = now(),
     completed_on = NULL,
     keep_until = now() + q.retention_seconds * interval '1 second'
