@@ -81,7 +81,7 @@ const QUEUE_KEYS = new Set<string>([
   'rateLimit',
   ...JOB_DEFAULT_KEYS,
 ]);
-const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency']);
+const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'batch']);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
 export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
@@ -195,18 +195,28 @@ export interface ParsedWorkOptions {
   concurrency: number;
   batchSize: number;
   pollingIntervalSeconds: number;
+  /** The handler gets the jobs of a claim together (WorkOptions.batch). */
+  batch: boolean;
 }
+
+/** Jobs one call of a batch handler gets when `batchSize` is not given. */
+export const DEFAULT_BATCH_SIZE = 10;
 
 /** Validates `work`/`@QueueHandler` loop options. */
 export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkOptions {
   const o = record(field, value) as WorkOptions;
   const concurrency = optInt(`${field}.concurrency`, o.concurrency, 1, 10_000) ?? 1;
+  const batch = optBool(`${field}.batch`, o.batch) ?? false;
+  const transactional = optBool(`${field}.transactional`, o.transactional) ?? false;
+  // one transaction per batch would make every job's result wait for the others' and fall with any of them
+  if (batch && transactional) throw new InvalidOptionError(`${field}.transactional`, 'false or unset with batch: true', true);
   return {
-    transactional: optBool(`${field}.transactional`, o.transactional) ?? false,
+    transactional,
     groupConcurrency: parseGroupConcurrency(`${field}.groupConcurrency`, o.groupConcurrency),
     concurrency,
-    batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? concurrency,
+    batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? (batch ? DEFAULT_BATCH_SIZE : concurrency),
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
+    batch,
   };
 }
 

@@ -19,6 +19,8 @@ import type {
   EnqueueResult,
   FlowJob,
   Job,
+  BatchHandler,
+  HandlerFor,
   JobHandler,
   JobInsert,
   JobRef,
@@ -336,9 +338,9 @@ export class PgQueue extends EventEmitter<QueueEvents> {
     return this.units.finder.findJobs<T>(name, options);
   }
 
-  /** Starts a worker loop for `name` that calls `handler` for each job; returns the loop's id. */
-  work<T = unknown>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
-    return this.units.registry.work(name, options, handler);
+  /** Starts a worker loop for `name` that calls `handler` for each job (each claim's jobs, with `batch`); returns its id. */
+  work<T = unknown, O extends WorkOptions = WorkOptions>(name: string, options: O | undefined, handler: HandlerFor<O, T>): Promise<string> {
+    return this.units.registry.work(name, options, handler as JobHandler | BatchHandler);
   }
 
   /** Stops the loops of a queue (by name) or one loop (by id), draining like shutdown does. */

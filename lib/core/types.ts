@@ -181,33 +181,6 @@ export interface QueueResult extends QueueCounts {
   updatedOn: Date;
 }
 
-/** A job as a handler (or `fetch`) sees it. */
-export interface Job<T = unknown> {
-  id: string;
-  name: string;
-  data: T;
-  priority: number;
-  retryCount: number;
-  retryLimit: number;
-  singletonKey: string | null;
-  createdOn: Date;
-  startedOn: Date;
-  expireInSeconds: number;
-  heartbeatSeconds: number | null;
-  /** Aborted when the worker gives the job up (shutdown past its timeout). */
-  signal: AbortSignal;
-  /** Tells the queue this attempt is alive; fenced to this attempt. */
-  heartbeat(): Promise<void>;
-  /**
-   * With `transactional: true`: the connection of the handler's transaction (a pg client; wrap it with
-   * `drizzle(job.db)` for Drizzle). Its writes commit together with the job's completion.
-   */
-  db?: TransactionClient;
-}
-
-/** A pg client inside an open transaction. */
-export type TransactionClient = import('pg').PoolClient;
-
 /** Every stored field of a job, in camelCase. */
 export interface JobWithMetadata<T = unknown> {
   id: string;
@@ -257,35 +230,6 @@ export interface JobWithMetadata<T = unknown> {
 
 /** A job id, or an id with the attempt it must still be on (fencing). */
 export type JobRef = string | { id: string; retryCount: number };
-
-/** Options of a worker loop (`work` and `@QueueHandler`). */
-export interface WorkOptions {
-  /** Handlers running at once in this process (default 1). */
-  concurrency?: number;
-  /**
-   * Most jobs claimed by one fetch (default: `concurrency`). Above `concurrency`, the worker claims ahead:
-   * jobs wait in the process for a slot (their lease runs from the claim), which keeps fast handlers busy
-   * between round trips. A job that waits longer than half its lease is handed back, as are all waiting
-   * jobs at shutdown, with no attempt counted. Not on queues with a concurrency or rate limit, nor with
-   * `groupConcurrency`.
-   */
-  batchSize?: number;
-  /** Fallback poll interval when no notification arrives, in seconds (default 2). */
-  pollingIntervalSeconds?: number;
-  /**
-   * Run each handler inside a transaction that also records the job's completion (`job.db`): its writes
-   * commit only together with the completion, and roll back if it throws or the worker lost the job.
-   */
-  transactional?: boolean;
-  /**
-   * At most this many active jobs of one group (the job's `group.id`) across all workers: one number for
-   * every group, or limits per tier (`{ free: 1, pro: 5, default: 2 }`). Standard queues only.
-   */
-  groupConcurrency?: number | Record<string, number>;
-}
-
-/** A handler: its return value becomes the job's output, a throw fails the attempt. */
-export type JobHandler<T = unknown, R = unknown> = (job: Job<T>) => Promise<R> | R;
 
 /** Where the engine writes what it has to say; Nest's Logger fits. */
 export interface QueueLogger {
@@ -386,3 +330,5 @@ export interface ScheduleInfo {
   createdOn: Date;
   updatedOn: Date;
 }
+
+export type { Job, TransactionClient, WorkOptions, JobHandler, BatchJob, BatchHandler, BatchResults, HandlerFor } from './work-types.js';

@@ -7,7 +7,7 @@ import { Notifier } from './notifier.js';
 import { parseWorkOptions, type ParsedWorkOptions } from './options.js';
 import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
-import type { JobHandler, WorkOptions } from './types.js';
+import type { BatchHandler, JobHandler, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
 import { newWorkerId, Worker, type WorkerContext } from './worker.js';
 
@@ -18,7 +18,7 @@ interface LoopDefinition {
   options: ParsedWorkOptions;
   /** The options as given, for the error of a queue that no longer fits them. */
   given: WorkOptions | undefined;
-  handler: JobHandler;
+  handler: JobHandler | BatchHandler;
   /** Started once already: the next start is a new loop with a new id (`id` is the first one's). */
   started: boolean;
 }
@@ -59,7 +59,7 @@ export class WorkerRegistry {
    * Makes a loop for queue `name` and starts it, unless the queue's loops are held stopped: it is then kept, to
    * start with startWorking(). Returns its id, which offWork() takes whether the loop runs or is held.
    */
-  async work<T>(name: string, options: WorkOptions | undefined, handler: JobHandler<T>): Promise<string> {
+  async work(name: string, options: WorkOptions | undefined, handler: JobHandler | BatchHandler): Promise<string> {
     queueName('name', name);
     const parsed = parseWorkOptions(options);
     if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
@@ -70,7 +70,7 @@ export class WorkerRegistry {
       name,
       options: parsed,
       given: options,
-      handler: handler as JobHandler,
+      handler,
       started: false,
     };
     return this.serial(async () => {

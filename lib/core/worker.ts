@@ -15,4 +15,5 @@ export {
 } from './worker/claim.js';
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
-export { Worker, type WorkerContext } from './worker/loop.js';
+export { Worker } from './worker/loop.js';
+export type { WorkerContext } from './worker/worker-context.js';

@@ -2,7 +2,7 @@
 // claims nothing until startWorking(), and stopWorking() drains it again, e.g. before a deploy.
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
+import { QueueHandler, QueueModule, QueueService, type BatchJob, type Job } from 'nestjs-pgqueue';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const schema = uniqueSchema('e2e_control');
@@ -19,6 +19,17 @@ class Mailer {
   @QueueHandler('mail', { pollingIntervalSeconds: 60 })
   send(job: Job) {
     ran.push(job.id);
+  }
+}
+
+const batches: string[][] = [];
+
+@Injectable()
+class Digest {
+  @QueueHandler('digest', { batch: true, batchSize: 5, pollingIntervalSeconds: 0.1 })
+  collect(jobs: BatchJob<{ line: string }>[]) {
+    batches.push(jobs.map((j) => j.data.line));
+    return new Map(jobs.map((j) => [j.id, j.data.line === 'bad' ? new Error('bad line') : { wrote: j.data.line }]));
   }
 }
 
@@ -41,6 +52,30 @@ describe('startWorkers: false, startWorking(), stopWorking()', () => {
     await until(() => ran.includes(first), 'the job ran once the loops started');
     await queue.stopWorking('mail');
     expect(queue.workerCount).toBe(0);
+    await app.close();
+  });
+});
+
+describe('@QueueHandler(name, { batch: true })', () => {
+  it('hands the method the jobs of a claim together, and settles each by the Map it returns', async () => {
+    @Module({
+      imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false })],
+      providers: [Digest],
+    })
+    class App {}
+    const app = await NestFactory.createApplicationContext(App, { logger: false });
+    const queue = app.get(QueueService);
+    await queue.stopWorking('digest');
+    const ids = await queue.insert(
+      'digest',
+      ['a', 'b', 'bad', 'c', 'd', 'e', 'f'].map((line) => ({ data: { line }, retryLimit: 0 })),
+    );
+    await queue.startWorking('digest');
+    await until(async () => (await queue.getJobById('digest', ids[6]!))!.state === 'completed', 'the last job completed');
+    await until(async () => (await queue.getJobById('digest', ids[2]!))!.state === 'failed', 'the bad line failed');
+    expect(batches[0]).toEqual(['a', 'b', 'bad', 'c', 'd']);
+    expect(batches.flat()).toHaveLength(7);
+    expect(await queue.getJobById('digest', ids[0]!)).toMatchObject({ state: 'completed', output: { wrote: 'a' } });
     await app.close();
   });
 });

@@ -24,6 +24,25 @@ import type { ClaimedRow } from './claim.js';
  */
 export type LocalQueueMode = 'ahead' | 'paused' | 'stopped';
 
+/**
+ * Where a worker's claimed jobs go before their handler starts, as the loop sees it: the local queue (one handler
+ * call per job) or the batch queue (one call per claim, BatchQueue).
+ */
+export interface Dispatcher {
+  /** Jobs claimed and not started. */
+  readonly length: number;
+  /** Jobs the loop may claim now (see LocalQueue.room). */
+  room(limited: boolean, busy: number, attempts: number): number;
+  /** A claim's jobs, whose lease runs from `claimedAt`. */
+  push(rows: readonly ClaimedRow[], claimedAt: number): void;
+  /** Starts what may start. */
+  dispatch(): void;
+  /** A handler returned. */
+  resume(): void;
+  /** Shutdown: takes out what has not started, to be handed back. */
+  stop(): ClaimedRow[];
+}
+
 /** What the local queue asks of the worker that owns it. */
 export interface LocalQueueOwner {
   /** Handlers holding a slot now. */
@@ -45,7 +64,7 @@ function waitLimitMs(row: ClaimedRow): number {
 }
 
 /** A worker's claimed-ahead jobs, started in claim order as slots free, each held to its own deadline. */
-export class LocalQueue {
+export class LocalQueue implements Dispatcher {
   private readonly waiting: Waiting[] = [];
   #mode: LocalQueueMode = 'ahead';
   /** The soonest deadline of a waiting job (a lower bound: kept as jobs arrive, exact after a scan). */

@@ -2,13 +2,10 @@
 // claims go to the local queue, which starts them as attempts on free slots; the lease clock watches their
 // leases; the completer writes how they end. The loop itself keeps only what concerns the loop: when to
 // claim, when to sleep, how to stop.
-import type { PoolClient } from 'pg';
-import type { Executor } from '../db.js';
 import type { ParsedWorkOptions } from '../options.js';
 import { SQLSTATE, sqlState } from '../pg-errors.js';
 import type { Statements } from '../sql/index.js';
-import type { EngineEvents } from '../events.js';
-import type { JobHandler, QueueLogger } from '../types.js';
+import type { BatchHandler, JobHandler } from '../types.js';
 import { Attempts, type Attempt } from './attempt.js';
 import { AttemptRunner, type AttemptRunnerScope } from './attempt-runner.js';
 import {
@@ -24,40 +21,11 @@ import { Completer, type CompleterScope } from './completer.js';
 import { DueClock } from './due-clock.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
-import { LocalQueue } from './local-queue.js';
-
-/** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
-export interface WorkerContext {
-  readonly exec: Executor;
-  /** How the queue's jobs are claimed, and where they are stored, when the worker starts. */
-  readonly profile: ClaimProfile;
-  /** A dedicated connection for a transactional handler; released by the worker. */
-  readonly connect: () => Promise<PoolClient>;
-  /** Counts a result refused by the fence (the worker no longer held the job). */
-  staleResult(): void;
-  /** The statements for the queue's jobs (for `profile.home`). */
-  readonly statements: Statements;
-  /**
-   * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another
-   * table): the new profile and its statements when a claim made with `was` would now differ, undefined when it
-   * would not, null when the queue does not exist (QueueRouter.recheck).
-   */
-  recheck(was: ClaimProfile): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined>;
-  readonly schema: string;
-  readonly channel: string;
-  readonly log: QueueLogger;
-  /** Log each failed attempt (a warning) and each failure for good (an error): the module's logJobFailures. */
-  readonly logFailures: boolean;
-  /** Reports a failure of the loop itself (never a handler's throw). */
-  error(err: unknown, context: string): void;
-  /** Warnings and the jobs' lifecycle events. */
-  readonly events: Pick<EngineEvents, 'warning' | 'listens' | 'job'>;
-  /** A claim slower than this many milliseconds is reported (a `slow-claim` warning); 0: never. */
-  readonly slowClaimMs: number;
-}
-
-/** A queue's slow claims are reported at most this often per loop. */
-const SLOW_CLAIM_REPORT_MS = 60_000;
+import { LocalQueue, type Dispatcher } from './local-queue.js';
+import { SlowClaims } from './slow-claims.js';
+import type { WorkerContext } from './worker-context.js';
+import { BatchQueue } from './batch-queue.js';
+import { BatchRunner } from './batch-runner.js';
 
 /**
  * What the parts of one worker share: the engine's services, the queue and the worker's id, and where the
@@ -86,7 +54,9 @@ export class Worker {
   private stopping = false;
   private readonly scope: WorkerScope;
   private readonly attempts = new Attempts();
-  private readonly local: LocalQueue;
+  private readonly local: Dispatcher;
+  /** A batch handler's calls (WorkOptions.batch); null for a handler of one job. */
+  private readonly batches: BatchRunner | null = null;
   private readonly clock: LeaseClock;
   private readonly completer: Completer;
   private readonly runner: AttemptRunner;
@@ -100,14 +70,13 @@ export class Worker {
   private wakeUp: (() => void) | null = null;
   /** Sets the sleeping loop's timer again (a NOTIFY announced a job due before it rings). */
   private rearm: (() => void) | null = null;
-  /** When this loop last reported a slow claim. */
-  private slowReportedAt = -Infinity;
+  private readonly slowClaims: SlowClaims;
 
   constructor(
     private readonly ctx: WorkerContext,
     readonly queue: string,
     private readonly options: ParsedWorkOptions,
-    handler: JobHandler,
+    handler: JobHandler | BatchHandler,
     /** The `worker_id` of the jobs it claims: never two loops' (a loop started again gets a new one). */
     readonly id: string = newWorkerId(),
   ) {
@@ -131,9 +100,25 @@ export class Worker {
     this.due = new DueClock(this.scope);
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
-    this.runner = new AttemptRunner(this.scope, handler, options.transactional, this.clock, this.completer, (attempt) =>
+    this.slowClaims = new SlowClaims(queue, ctx.slowClaimMs, ctx.events);
+    this.runner = new AttemptRunner(this.scope, handler as JobHandler, options.transactional, this.clock, this.completer, (attempt) =>
       this.returned(attempt),
     );
+    if (options.batch) {
+      const batches = new BatchRunner(this.scope, handler as BatchHandler, this.clock, this.runner, (a) => this.returned(a));
+      this.batches = batches;
+      this.local = new BatchQueue(options, {
+        startBatch: (rows, claimedAt, free) => {
+          const batch = rows.map((row) => this.begin(row, claimedAt));
+          const ends = batches.run(batch, () => {
+            free();
+            this.wakeForSlot();
+          });
+          batch.forEach((attempt, i) => this.follow(attempt, ends[i]!));
+        },
+      });
+      return;
+    }
     this.local = new LocalQueue(options, {
       get busy() {
         return attempts.busy;
@@ -169,20 +154,6 @@ export class Worker {
   reconnected(): void {
     this.due.expire();
     this.notify();
-  }
-
-  /** Reports a claim slower than the context's threshold, at most once per SLOW_CLAIM_REPORT_MS. */
-  private timed(ms: number): void {
-    const threshold = this.ctx.slowClaimMs;
-    if (threshold <= 0 || ms <= threshold || performance.now() - this.slowReportedAt < SLOW_CLAIM_REPORT_MS) return;
-    this.slowReportedAt = performance.now();
-    this.ctx.events.warning({
-      type: 'slow-claim',
-      message: `a claim of queue "${this.queue}" took ${Math.round(ms)} ms (warningSlowClaimMs: ${threshold})`,
-      queue: this.queue,
-      milliseconds: ms,
-      thresholdMs: threshold,
-    });
   }
 
   /** How many jobs the loop runs at once. */
@@ -236,7 +207,7 @@ export class Worker {
       }
       this.local.push(rows, Date.now());
       // reported once the claimed jobs are in hand: a report that went wrong must not drop them
-      this.timed(claimMs);
+      this.slowClaims.timed(claimMs);
       this.local.dispatch();
       if (rows.length < limit) {
         // A failed read costs only precision: the loop sleeps for the polling interval, and reads again after it.
@@ -305,10 +276,21 @@ export class Worker {
 
   /** A job from the local queue takes a slot and its handler starts. */
   private execute(row: ClaimedRow, claimedAt: number): void {
+    const attempt = this.begin(row, claimedAt);
+    this.follow(attempt, this.runner.run(attempt));
+  }
+
+  /** A claimed job takes a slot, its lease watched. */
+  private begin(row: ClaimedRow, claimedAt: number): Attempt {
     const attempt = this.attempts.begin(row, claimedAt);
     this.clock.track(attempt);
+    return attempt;
+  }
+
+  /** What follows an attempt once `ran` (its run, or its batch's) settles. */
+  private follow(attempt: Attempt, ran: Promise<void>): void {
     // run() never rejects; what follows it must not either: nothing awaits `finished` but stop().
-    attempt.finished = this.runner.run(attempt).then(() => {
+    attempt.finished = ran.then(() => {
       try {
         this.attempts.finish(attempt);
         this.local.dispatch();
@@ -342,6 +324,7 @@ export class Worker {
     const { row } = attempt;
     const message = `the handler did not finish within the lease of ${row.expire_seconds} seconds`;
     this.attempts.release(attempt);
+    this.batches?.released(attempt);
     this.runner.cutOff(attempt, new Error(`job ${row.id}: ${message}`), new Error(`job ${row.id}: ${message}`));
     this.local.dispatch();
     this.wakeForSlot();

@@ -1,0 +1,102 @@
+// What a worker's handler sees and what it is given to run with: the job, the loop's options, the handler's shape.
+// Re-exported by types.ts, the package's type contract.
+
+/** A job as a handler (or `fetch`) sees it. */
+export interface Job<T = unknown> {
+  id: string;
+  name: string;
+  data: T;
+  priority: number;
+  retryCount: number;
+  retryLimit: number;
+  singletonKey: string | null;
+  createdOn: Date;
+  startedOn: Date;
+  expireInSeconds: number;
+  heartbeatSeconds: number | null;
+  /** Aborted when the worker gives the job up (shutdown past its timeout). */
+  signal: AbortSignal;
+  /** Tells the queue this attempt is alive; fenced to this attempt. */
+  heartbeat(): Promise<void>;
+  /**
+   * With `transactional: true`: the connection of the handler's transaction (a pg client; wrap it with
+   * `drizzle(job.db)` for Drizzle). Its writes commit together with the job's completion.
+   */
+  db?: TransactionClient;
+}
+
+/** A pg client inside an open transaction. */
+export type TransactionClient = import('pg').PoolClient;
+
+/** Options of a worker loop (`work` and `@QueueHandler`). */
+export interface WorkOptions {
+  /**
+   * Handlers running at once in this process (default 1); with `batch`, handler calls at once, where a call whose
+   * jobs are all settled (job.complete()/fail()) or cut off by their lease no longer counts.
+   */
+  concurrency?: number;
+  /**
+   * Most jobs claimed by one fetch (default: `concurrency`; with `batch`, the most jobs one handler call gets,
+   * default 10). Above `concurrency`, the worker claims ahead:
+   * jobs wait in the process for a slot (their lease runs from the claim), which keeps fast handlers busy
+   * between round trips. A job that waits longer than half its lease is handed back, as are all waiting
+   * jobs at shutdown, with no attempt counted. Not on queues with a concurrency or rate limit, nor with
+   * `groupConcurrency`.
+   */
+  batchSize?: number;
+  /** Fallback poll interval when no notification arrives, in seconds (default 2). */
+  pollingIntervalSeconds?: number;
+  /**
+   * Run each handler inside a transaction that also records the job's completion (`job.db`): its writes
+   * commit only together with the completion, and roll back if it throws or the worker lost the job.
+   */
+  transactional?: boolean;
+  /**
+   * At most this many active jobs of one group (the job's `group.id`) across all workers: one number for
+   * every group, or limits per tier (`{ free: 1, pro: 5, default: 2 }`). Standard queues only.
+   */
+  groupConcurrency?: number | Record<string, number>;
+  /**
+   * The handler receives the jobs of a claim together, up to `batchSize` of them (`Job[]`, each a `BatchJob`).
+   * What it returns completes them all with that output, and a throw fails them all; a `Map` from job id to
+   * output, or to an `Error` for a job that failed, settles each one by one (a job the map leaves out completes
+   * with no output); `job.complete()` and `job.fail()` settle a job before the handler returns. Each job keeps its
+   * own lease, heartbeat and fence, as a single job does. Not with `transactional`.
+   */
+  batch?: boolean;
+}
+
+/** A handler: its return value becomes the job's output, a throw fails the attempt. */
+export type JobHandler<T = unknown, R = unknown> = (job: Job<T>) => Promise<R> | R;
+
+/** A job of a batch handler's batch (`batch: true`): a Job that can be settled on its own, before the handler returns. */
+export interface BatchJob<T = unknown> extends Job<T> {
+  /**
+   * Completes this job now, with `output`, fenced to this attempt; resolves once written, refused by the fence, or
+   * given up. The handler's own result then leaves it alone. Writes nothing when the job's lease already ran out.
+   * An output JSON cannot hold fails the job and rejects with InvalidPayloadError; a job settled already (by a call
+   * or the handler's return) rejects with QueueError BATCH_JOB_SETTLED.
+   */
+  complete(output?: unknown): Promise<void>;
+  /** Fails this attempt now (retried while retries remain, as a throw would); otherwise as `complete`. */
+  fail(error?: unknown): Promise<void>;
+}
+
+/**
+ * Per-job results of a batch handler: job id to output, or to an Error for a job that failed (a
+ * `PermanentJobError` fails it for good, an error's `retryAfterSeconds` sets its retry delay).
+ */
+export type BatchResults = Map<string, unknown>;
+
+/** A batch handler (`batch: true`): its jobs together; see WorkOptions.batch for what its result settles. */
+export type BatchHandler<T = unknown, R = unknown> = (jobs: BatchJob<T>[]) => Promise<R> | R;
+
+/**
+ * The handler `work()` takes for its options: a batch handler for `{ batch: true }`, a handler of one job when
+ * `batch` is absent or false, either one when the options' type says only `batch: boolean`.
+ */
+export type HandlerFor<O, T = unknown> = O extends { batch: true }
+  ? BatchHandler<T>
+  : O extends { batch: boolean }
+    ? JobHandler<T> | BatchHandler<T>
+    : JobHandler<T>;
