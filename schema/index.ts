@@ -171,6 +171,13 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       index('jobs_dedupe_find_idx')
         .on(t.queue, t.dedupeKey, t.id)
         .where(sql`dedupe_key IS NOT NULL AND state > 'active'`),
+      // the dashboard's samples (migration 12): jobs finished in a window of time, jobs waiting for a retry
+      index('jobs_finished_on_idx')
+        .on(t.completedOn)
+        .where(sql`state > 'active'`),
+      index('jobs_retry_idx')
+        .on(t.startAfter)
+        .where(sql`state = 'retry'`),
       // NULLS NOT DISTINCT in the migration: a job without a singletonKey shares the one null key.
       uniqueIndex('jobs_short_key')
         .on(t.queue, t.singletonKey)

@@ -7,7 +7,7 @@ import { CLOCK_SKEW_WARNING_MS } from './events.js';
 import { newWorkerId } from './worker.js';
 import type { Runtime } from './runtime.js';
 import { packageVersion } from './version.js';
-import type { WorkerInfo } from './types.js';
+import type { LoopInfo, WorkerInfo } from './types.js';
 
 /** How often an instance refreshes its row: well inside the live window, so that two missed refreshes are harmless. */
 export const REFRESH_MS = 5_000;
@@ -17,17 +17,18 @@ const MAX_CLOCK_ROUND_TRIP_MS = 1_000;
 
 /** What the registry needs to know of this instance's loops. */
 export interface LoopSource {
-  loops(): { id: string; queue: string; concurrency: number; active: number }[];
+  loops(): LoopInfo[];
   /** The queues whose loops the instance holds stopped (stopWorking). */
   stoppedQueues(): string[];
 }
 
-interface WorkerRow {
+/** A row of the workers registry, as its statements read it. */
+export interface WorkerRow {
   id: string;
   host: string;
   pid: number;
   version: string;
-  loops: { id: string; queue: string; concurrency: number; active: number }[];
+  loops: LoopInfo[];
   stopped: string[];
   started_on: Date;
   heartbeat_on: Date;
@@ -138,7 +139,8 @@ export class ClusterRegistry {
       host: r.host,
       pid: r.pid,
       version: r.version,
-      loops: r.loops,
+      // an instance of an older version lists no task
+      loops: r.loops.map((l) => ({ ...l, task: l.task ?? null })),
       queues: summarise(r.loops),
       stopped: r.stopped,
       startedOn: r.started_on,

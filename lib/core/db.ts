@@ -174,18 +174,19 @@ export function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
 }
 
 /**
- * Runs `fn` in one of the engine's own transactions (bounded: see beginEngineTransaction) on a client of its
- * own (from `source`: a pool, or a function that checks one out): committed when it returns, rolled back when
- * it throws. A client that cannot roll back is not given back to the pool.
+ * Runs `fn` in one of the engine's own transactions (bounded: see beginEngineTransaction; `begin` for another kind)
+ * on a client of its own (from `source`: a pool, or a function that checks one out): committed when it returns,
+ * rolled back when it throws. A client that cannot roll back is not given back to the pool.
  */
 export async function inTransaction<T>(
   source: pg.Pool | (() => Promise<pg.PoolClient>),
   fn: (client: pg.PoolClient) => Promise<T>,
+  begin: string = beginEngineTransaction,
 ): Promise<T> {
   const client = typeof source === 'function' ? await source() : await checkout(source);
   let broken: Error | undefined;
   try {
-    await client.query(beginEngineTransaction);
+    await client.query(begin);
     const result = await fn(client);
     await client.query(commitTransaction);
     return result;

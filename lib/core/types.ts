@@ -281,6 +281,19 @@ export interface QueueStats extends QueueCounts {
   percentiles?: { p: number; waitSeconds: number | null; runSeconds: number | null }[];
 }
 
+/**
+ * A worker loop as the workers registry lists it. `task`: what runs its jobs, the handler's name (`Class.method`
+ * for a @QueueHandler; a named function's name for work()), null when it has none (or the instance's version
+ * predates it).
+ */
+export interface LoopInfo {
+  id: string;
+  queue: string;
+  concurrency: number;
+  active: number;
+  task: string | null;
+}
+
 /** A running instance of the engine, as the workers registry shows it (getWorkers). */
 export interface WorkerInfo {
   /** The instance's id: host, pid and a random suffix. */
@@ -290,7 +303,7 @@ export interface WorkerInfo {
   /** The nestjs-pgqueue version it runs. */
   version: string;
   /** Its worker loops: each one's id (the workerId of the jobs it holds), queue, concurrency and active jobs. */
-  loops: { id: string; queue: string; concurrency: number; active: number }[];
+  loops: LoopInfo[];
   /** The same loops added up per queue. */
   queues: { name: string; concurrency: number; active: number }[];
   /** The queues whose loops it holds stopped (stopWorking): they work none of their jobs until startWorking(). */

@@ -7,7 +7,7 @@ import { Notifier } from './notifier.js';
 import { parseWorkOptions, type ParsedWorkOptions } from './options.js';
 import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
-import type { BatchHandler, JobHandler, WorkOptions } from './types.js';
+import type { BatchHandler, JobHandler, LoopInfo, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
 import { newWorkerId, Worker, type WorkerContext } from './worker.js';
 
@@ -214,8 +214,14 @@ export class WorkerRegistry {
   }
 
   /** Each loop as the workers registry shows it. */
-  loops(): { id: string; queue: string; concurrency: number; active: number }[] {
-    return [...this.workers.values()].map((w) => ({ id: w.id, queue: w.queue, concurrency: w.concurrency, active: w.activeCount }));
+  loops(): LoopInfo[] {
+    return [...this.workers.values()].map((w) => ({
+      id: w.id,
+      queue: w.queue,
+      concurrency: w.concurrency,
+      active: w.activeCount,
+      task: this.definitions.get(w.id)?.handler.name || null,
+    }));
   }
 
   get activeJobCount(): number {

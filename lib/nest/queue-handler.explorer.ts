@@ -87,7 +87,10 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.workers) return;
     for (const h of this.handlers) {
-      await this.queue.work(h.queue, h.workOptions, (job) => h.instance[h.method]!.call(h.instance, job));
+      const run = (job: Job) => h.instance[h.method]!.call(h.instance, job);
+      // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
+      Object.defineProperty(run, 'name', { value: h.where });
+      await this.queue.work(h.queue, h.workOptions, run);
     }
   }
 

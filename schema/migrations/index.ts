@@ -20,6 +20,7 @@ import { schedules } from './0008_schedules.js';
 import { pause } from './0009_pause.js';
 import { findJobs } from './0010_find_jobs.js';
 import { retryBudget } from './0011_retry_budget.js';
+import { dashboard } from './0012_dashboard.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   pause,
   findJobs,
   retryBudget,
+  dashboard,
 ];

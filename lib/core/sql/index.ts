@@ -1,4 +1,5 @@
 import * as claim from './claim.js';
+import * as dashboard from './dashboard.js';
 import * as due from './due.js';
 import * as enqueue from './enqueue.js';
 import * as find from './find.js';
@@ -30,6 +31,7 @@ const builders = {
   ...workers,
   ...schedules,
   ...limits,
+  ...dashboard,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */

@@ -20,6 +20,16 @@ WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWE
 /** Begins one of the engine's own transactions, bounded (boundTransaction), in one round trip. */
 export const beginEngineTransaction = `BEGIN; ${boundTransaction}`;
 
+/** How long one statement of a dashboard sample may run before the server cancels it. */
+export const DASHBOARD_STATEMENT_TIMEOUT_MS = 1000;
+
+/**
+ * Begins a dashboard sample's transaction: read only (enforced by the server: the dashboard cannot write, whatever
+ * it sends), one snapshot for all its statements, each cancelled past DASHBOARD_STATEMENT_TIMEOUT_MS, and bounded
+ * as the engine's own (boundTransaction).
+ */
+export const beginDashboardRead = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${DASHBOARD_STATEMENT_TIMEOUT_MS}; ${boundTransaction}`;
+
 /**
  * Begins a transactional handler's transaction. Not bounded while the handler runs: it may wait on other
  * systems between its statements; its lease bounds the attempt. Once the handler has returned, only the

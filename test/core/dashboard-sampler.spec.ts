@@ -1,0 +1,171 @@
+// The dashboard's sampler against a real database: what one sample shows of an empty install and of jobs that
+// flow, that it can only read, that many viewers cost what one does, and that a database it cannot read is
+// reported while the last figures stay.
+import { DashboardSampler } from '../../lib/core/dashboard/sampler.js';
+import { QUEUE_COUNT_CAP } from '../../lib/core/dashboard/sample-rows.js';
+import { inTransaction } from '../../lib/core/db.js';
+import { runtimeOf, type PgQueue } from '../../lib/core/pg-queue.js';
+import { beginDashboardRead } from '../../lib/core/sql/transaction.js';
+import type { Job } from '../../lib/core/types.js';
+import { deferred, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('dashboard');
+afterEach(() => f.closeMade());
+afterAll(() => f.cleanup());
+
+async function samplerOf(q: PgQueue): Promise<DashboardSampler> {
+  await q.start();
+  const rt = runtimeOf(q);
+  return new DashboardSampler({ statements: rt.statements, connect: () => rt.connect() });
+}
+
+describe('the dashboard sampler', () => {
+  it('an install with no queue shows every section empty, and no error (an instance that works no queue is no worker)', async () => {
+    const q = f.create({ supervise: false, schema: `${f.schema}_empty` });
+    const sampler = await samplerOf(q);
+    const s = await sampler.sampleNow();
+    expect(s.error).toBeNull();
+    expect(s).toMatchObject({ queues: [], workers: [], feed: [], running: [], problems: [], schedules: [], unworked: [], runningCount: 0 });
+    expect(s.tiles).toMatchObject({
+      throughput: 0,
+      waiting: 0,
+      running: 0,
+      retries: 0,
+      failed: 0,
+      oldestReadySeconds: null,
+      pickupP50: null,
+    });
+    expect(s.throughput).toHaveLength(120);
+    expect(s.version).toMatch(/^\d+\.\d+\.\d+/);
+    await sampler.stop();
+    await q.close();
+    await f.sql(`DROP SCHEMA "${f.schema}_empty" CASCADE`);
+  });
+
+  it('shows jobs as they flow: counts, throughput, the feed, running jobs with their task and lease, problems, workers, schedules', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('d.mail', { retryLimit: 0 });
+    await q.createQueue('d.idle');
+    const release = deferred();
+    const holding = deferred();
+    await q.work('d.mail', { concurrency: 2, pollingIntervalSeconds: 0.1 }, async function sendMail(job: Job<string>) {
+      if (job.data === 'hold') {
+        holding.resolve();
+        await release.promise;
+      }
+      if (job.data === 'bad') throw new Error('<img src=x onerror=alert(1)>');
+      return 'sent';
+    });
+    await q.schedule('d.mail', '0 0 * * *', 'nightly');
+    const sampler = await samplerOf(q);
+    await sampler.sampleNow();
+    const [, held, bad] = await q.insert('d.mail', [{ data: 'ok' }, { data: 'hold' }, { data: 'bad' }]);
+    await q.insert('d.idle', [{ data: 1 }, { data: 2 }]);
+    await holding.promise;
+    await until(async () => (await q.getJobById('d.mail', bad!))!.state === 'failed', 'the bad job failed');
+
+    const s = await until(async () => {
+      const snap = await sampler.sampleNow();
+      // the per-second counts stop at the start of the sample's second: the failure is counted a second later
+      const shown =
+        snap.problems.length > 0 && snap.running.length > 0 && snap.feed.some((e) => e.kind === 'failed') && snap.tiles.failed === 1;
+      return shown ? snap : null;
+    }, 'a sample that shows the flow');
+    expect(s.error).toBeNull();
+    const mail = s.queues.find((x) => x.name === 'd.mail')!;
+    expect(mail).toMatchObject({ running: 1, waiting: 0, loops: 1, tasks: ['sendMail'] });
+    expect(s.queues.find((x) => x.name === 'd.idle')).toMatchObject({ waiting: 2, ready: 2, loops: 0 });
+    expect(s.unworked).toEqual(['d.idle']);
+    expect(s.tiles).toMatchObject({ waiting: 2, running: 1, failed: 1 });
+    expect(s.tiles.oldestReadySeconds).toBeGreaterThanOrEqual(0);
+    expect(
+      s.throughput.reduce((n, x) => n + (x.completed ?? 0), 0) + s.throughput.reduce((n, x) => n + (x.failed ?? 0), 0),
+    ).toBeGreaterThanOrEqual(1);
+    expect(s.running[0]).toMatchObject({ id: held, queue: 'd.mail', task: 'sendMail', attempt: 1 });
+    expect(s.running[0]!.instance).toBe(s.workers[0]!.id);
+    expect(s.running[0]!.leaseUntil! - s.at).toBeGreaterThan(60_000);
+    expect(s.problems[0]).toMatchObject({ id: bad, queue: 'd.mail', task: 'sendMail', attempts: 1, error: '<img src=x onerror=alert(1)>' });
+    expect(s.workers[0]).toMatchObject({ leases: 1, loops: [{ queue: 'd.mail', task: 'sendMail', concurrency: 2 }] });
+    expect(s.schedules[0]).toMatchObject({ name: 'd.mail', cron: '0 0 * * *', tz: 'UTC', task: 'sendMail', last: null });
+    const kinds = new Set(s.feed.map((e) => `${e.kind}:${e.id}`));
+    expect(kinds.has(`sent:${bad}`)).toBe(true);
+    expect(kinds.has(`failed:${bad}`)).toBe(true);
+    expect(s.feed.find((e) => e.kind === 'failed')!.message).toBe('<img src=x onerror=alert(1)>');
+
+    // paused: no longer "unworked", it waits on purpose
+    await q.pauseQueue('d.idle');
+    expect((await sampler.sampleNow()).unworked).toEqual([]);
+    release.resolve();
+    await sampler.stop();
+  });
+
+  it('counts a queue past the cap as over it, never walking the whole backlog', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('d.big');
+    await q.insert(
+      'd.big',
+      Array.from({ length: QUEUE_COUNT_CAP + 5 }, () => ({})),
+    );
+    const sampler = await samplerOf(q);
+    const s = await sampler.sampleNow();
+    expect(s.queues[0]).toMatchObject({ name: 'd.big', waitingOver: true, readyOver: true, ready: QUEUE_COUNT_CAP });
+    // the monitor's count, once a pass has made one, is shown past the cap
+    await q.monitor({ force: true });
+    expect((await sampler.sampleNow()).queues.find((x) => x.name === 'd.big')!.waiting).toBe(QUEUE_COUNT_CAP + 5);
+    await sampler.stop();
+  });
+
+  it('reads in a READ ONLY transaction: a write there is refused by the server', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('d.ro');
+    await q.start();
+    const rt = runtimeOf(q);
+    const err = await inTransaction(
+      () => rt.connect(),
+      (client) => client.query(`UPDATE "${f.schema}".queues SET paused = true WHERE name = 'd.ro'`),
+      beginDashboardRead,
+    ).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('25006');
+    expect((await q.getQueue('d.ro'))!.paused).toBe(false);
+  });
+
+  it('samples once a second however many listen, and stops when nobody does', async () => {
+    const q = f.create({ supervise: false });
+    const sampler = await samplerOf(q);
+    const unsubscribes = Array.from({ length: 50 }, () => sampler.subscribe(() => undefined));
+    await until(() => sampler.samples >= 3, 'three samples');
+    const started = sampler.samples;
+    const t0 = Date.now();
+    await until(() => sampler.samples >= started + 2, 'two more samples');
+    // 50 listeners, one sample a second: two more samples took about two seconds, not a fiftieth of that
+    expect(Date.now() - t0).toBeGreaterThan(1500);
+    for (const u of unsubscribes) u();
+    const stoppedAt = sampler.samples;
+    // a sampler that kept going would read two or three more in this time
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(sampler.samples).toBeLessThanOrEqual(stoppedAt + 1);
+    await sampler.stop();
+  });
+
+  it('a database it cannot read is reported, and the last figures stay', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('d.down');
+    await q.start();
+    const rt = runtimeOf(q);
+    let down = false;
+    const sampler = new DashboardSampler({
+      statements: rt.statements,
+      connect: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : rt.connect()),
+    });
+    const good = await sampler.sampleNow();
+    expect(good.error).toBeNull();
+    down = true;
+    const bad = await sampler.sampleNow();
+    expect(bad.error).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+    expect(bad.queues).toEqual(good.queues);
+    down = false;
+    expect((await sampler.sampleNow()).error).toBeNull();
+    await sampler.stop();
+  });
+});
