@@ -63,5 +63,10 @@ export default defineConfig(
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { ...globals.node } },
   },
+  {
+    // the dashboard's page script runs in the browser
+    files: ['lib/dashboard/assets/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
   prettier,
 );

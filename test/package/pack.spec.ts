@@ -61,14 +61,17 @@ describe('the package', () => {
     expect(manifest.engines?.node).toBe(`${process.versions.node.split('.')[0]}.x`);
   });
 
-  it('ships no stale output: every compiled file has its source in lib/ or schema/', () => {
-    const sources = new Set(
-      execFileSync('git', ['ls-files', 'lib', 'schema'], { cwd: root, encoding: 'utf8' })
-        .split('\n')
-        .filter((f) => f.endsWith('.ts')),
-    );
-    const orphans = packed.filter((p) => p.endsWith('.js')).filter((p) => !sources.has(p.replace(/^dist\//, '').replace(/\.js$/, '.ts')));
+  it('ships no stale output: every compiled file has its source in lib/ or schema/, every copied one is itself there', () => {
+    const sources = new Set(execFileSync('git', ['ls-files', 'lib', 'schema'], { cwd: root, encoding: 'utf8' }).split('\n'));
+    const orphans = packed
+      .filter((p) => p.endsWith('.js') || p.endsWith('.css'))
+      .map((p) => p.replace(/^dist\//, ''))
+      // compiled from a .ts, or copied as it is (the dashboard's assets)
+      .filter((p) => !sources.has(p.replace(/\.js$/, '.ts')) && !sources.has(p));
     expect(orphans).toEqual([]);
+    expect(packed).toEqual(
+      expect.arrayContaining(['dist/lib/dashboard/assets/app.js', 'dist/lib/dashboard/assets/app.css', 'dist/lib/dashboard/render.js']),
+    );
   });
 
   it('ships source maps that carry their sources (the .ts files are not shipped)', () => {

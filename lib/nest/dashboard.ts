@@ -1,0 +1,202 @@
+// The dashboard inside the user's Nest app: QueueDashboardModule.forRoot({ path, guards }) mounts a read-only page
+// at `path`, its assets, and a Server-Sent Events stream that every open page shares (one sampler per instance:
+// lib/core/dashboard/sampler.ts). GET routes only; every response carries a Content-Security-Policy without
+// 'unsafe-inline' and X-Frame-Options DENY. With no guard, only requests from this host (loopback, not proxied) are
+// answered.
+import { readFile } from 'node:fs/promises';
+import {
+  Controller,
+  Get,
+  Header,
+  Injectable,
+  Module,
+  Req,
+  Sse,
+  UseGuards,
+  UseInterceptors,
+  type CallHandler,
+  type CanActivate,
+  type DynamicModule,
+  type ExecutionContext,
+  type MessageEvent,
+  type NestInterceptor,
+  type OnModuleDestroy,
+  type Type,
+} from '@nestjs/common';
+import { Observable } from 'rxjs';
+import { DashboardSampler } from '../core/dashboard/sampler.js';
+import type { DashboardSnapshot } from '../core/dashboard/model.js';
+import { InvalidOptionError } from '../core/errors.js';
+import { runtimeOf } from '../core/pg-queue.js';
+import { renderPage } from '../dashboard/page.js';
+import { QueueService } from './queue.service.js';
+
+export interface QueueDashboardOptions {
+  /** The path the dashboard is served at (default `/queues`). */
+  path?: string;
+  /**
+   * Nest guards every route of the dashboard runs, as classes (made in this module: their dependencies must be global
+   * providers) or instances. Without any, only requests from this host that came through no proxy are answered.
+   */
+  guards?: (Type<CanActivate> | CanActivate)[];
+}
+
+/** The security headers of every response of the dashboard. */
+export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+interface HttpRequest {
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { remoteAddress?: string };
+  raw?: { socket?: { remoteAddress?: string } };
+}
+
+/** An address of this host: IPv4 127/8, IPv6 ::1, or either mapped. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return a === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
+}
+
+/**
+ * The guard when none is configured: this host only. A request that came through a proxy (which may well run on
+ * this host) says so in its headers and is refused, so that a proxy does not open the dashboard to the network.
+ */
+@Injectable()
+export class LoopbackOnlyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<HttpRequest>();
+    const proxied = ['x-forwarded-for', 'forwarded', 'x-real-ip'].some((h) => req.headers[h] !== undefined);
+    return !proxied && isLoopback(req.socket?.remoteAddress ?? req.raw?.socket?.remoteAddress);
+  }
+}
+
+/** Sets DASHBOARD_HEADERS on the response (Express's and Fastify's both have `header(name, value)`). */
+@Injectable()
+class DashboardHeaders implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const res = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
+    for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) res.header(name, value);
+    return next.handle();
+  }
+}
+
+/** The engine's sampler and the page's assets, one per app. */
+@Injectable()
+export class DashboardHost implements OnModuleDestroy {
+  readonly sampler: DashboardSampler;
+  private readonly assets = new Map<string, Promise<string>>();
+
+  constructor(private readonly queue: QueueService) {
+    this.sampler = new DashboardSampler({
+      get statements() {
+        return runtimeOf(queue).statements;
+      },
+      connect: () => runtimeOf(queue).connect(),
+    });
+  }
+
+  get schema(): string {
+    return runtimeOf(this.queue).config.schema;
+  }
+
+  /** The latest snapshot, or a sample read now when there is none. */
+  async snapshot(): Promise<DashboardSnapshot> {
+    return this.sampler.snapshot ?? this.sampler.sampleNow();
+  }
+
+  /** A file of the page, read once: app.js and app.css (assets/), render.js (compiled beside page.js). */
+  asset(name: 'app.js' | 'app.css' | 'render.js'): Promise<string> {
+    let text = this.assets.get(name);
+    if (!text) {
+      const url = new URL(name === 'render.js' ? '../dashboard/render.js' : `../dashboard/assets/${name}`, import.meta.url);
+      text = readFile(url, 'utf8');
+      this.assets.set(name, text);
+    }
+    return text;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sampler.stop();
+  }
+}
+
+/** A path as the module takes it: begins with `/`, ends without one, only characters a route path may hold. */
+function dashboardPath(path: unknown): string {
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~/-]*$/.test(path) || path.includes('//'))
+    throw new InvalidOptionError('path', 'a path such as "/queues" (letters, digits, . _ ~ - and /)', path);
+  return path.length > 1 ? path.replace(/\/$/, '') : path;
+}
+
+/** The dashboard's controller for `path`, behind `guards`. */
+function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
+  @Controller(path)
+  @UseGuards(...guards)
+  @UseInterceptors(DashboardHeaders)
+  class QueueDashboardController {
+    constructor(private readonly host: DashboardHost) {}
+
+    @Get()
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    async page(@Req() req: { originalUrl?: string; url: string }): Promise<string> {
+      // the page's own path, so that its links hold under a global prefix or a mount point
+      const base = (req.originalUrl ?? req.url).split('?')[0]!.replace(/\/+$/, '');
+      return renderPage(await this.host.snapshot(), base, this.host.schema);
+    }
+
+    @Get('snapshot')
+    snapshot(): Promise<DashboardSnapshot> {
+      return this.host.snapshot();
+    }
+
+    @Sse('events')
+    events(): Observable<MessageEvent> {
+      return new Observable<MessageEvent>((subscriber) => {
+        const send = (s: DashboardSnapshot) => subscriber.next({ data: JSON.stringify(s) });
+        if (this.host.sampler.snapshot) send(this.host.sampler.snapshot);
+        return this.host.sampler.subscribe(send);
+      });
+    }
+
+    @Get('app.js')
+    @Header('Content-Type', 'text/javascript; charset=utf-8')
+    script(): Promise<string> {
+      return this.host.asset('app.js');
+    }
+
+    @Get('render.js')
+    @Header('Content-Type', 'text/javascript; charset=utf-8')
+    renderer(): Promise<string> {
+      return this.host.asset('render.js');
+    }
+
+    @Get('app.css')
+    @Header('Content-Type', 'text/css; charset=utf-8')
+    styles(): Promise<string> {
+      return this.host.asset('app.css');
+    }
+  }
+  return QueueDashboardController;
+}
+
+/** Mounts the dashboard: `QueueDashboardModule.forRoot({ path: '/queues', guards: [AdminGuard] })`. */
+@Module({})
+export class QueueDashboardModule {
+  static forRoot(options: QueueDashboardOptions = {}): DynamicModule {
+    const path = dashboardPath(options.path ?? '/queues');
+    if (options.guards !== undefined && !Array.isArray(options.guards))
+      throw new InvalidOptionError('guards', 'an array of guards (classes or instances)', options.guards);
+    const guards = options.guards?.length ? options.guards : [LoopbackOnlyGuard];
+    return {
+      module: QueueDashboardModule,
+      controllers: [dashboardController(path, guards)],
+      providers: [DashboardHost, DashboardHeaders],
+    };
+  }
+}

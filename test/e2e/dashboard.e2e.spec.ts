@@ -1,0 +1,169 @@
+// The dashboard mounted in a Nest app over HTTP (Express): the page and its empty states, its assets and their size,
+// the security headers, the live stream, a job's error shown as text, and who may see it.
+import { readFileSync } from 'node:fs';
+import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
+import { QueueDashboardModule, isLoopback } from 'nestjs-pgqueue/dashboard';
+import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+
+const schema = uniqueSchema('e2e_dash');
+const pool = testPool();
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+@Injectable()
+class Mailer {
+  @QueueHandler('dash.mail', { retryLimit: 0, pollingIntervalSeconds: 0.1 })
+  send(job: Job<{ html: string }>) {
+    throw new Error(job.data.html);
+  }
+}
+
+/** Allows a request that carries the header `x-admin: yes`. */
+class AdminHeaderGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-admin'] === 'yes';
+  }
+}
+
+async function start(
+  dashboard: Parameters<typeof QueueDashboardModule.forRoot>[0],
+  providers: unknown[] = [],
+): Promise<{ app: INestApplication; url: string }> {
+  @Module({
+    imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false }), QueueDashboardModule.forRoot(dashboard)],
+    providers: providers as never[],
+  })
+  class App {}
+  const app = await NestFactory.create(App, { logger: false });
+  await app.listen(0, '127.0.0.1');
+  return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+}
+
+/** The first `data:` event of an SSE stream, within a deadline. */
+async function firstEvent(url: string): Promise<{ status: number; type: string | null; data: any }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  try {
+    const res = await fetch(url, { signal: controller.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended before an event: ${text}`);
+      text += new TextDecoder().decode(value);
+      const line = text.split('\n').find((l) => l.startsWith('data: '));
+      if (line) return { status: res.status, type: res.headers.get('content-type'), data: JSON.parse(line.slice(6)) };
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
+describe('QueueDashboardModule', () => {
+  it('serves the page with every section and its empty state, its assets, and the security headers', async () => {
+    const { app, url } = await start({});
+    try {
+      const res = await fetch(`${url}/queues`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      const csp = res.headers.get('content-security-policy')!;
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      const html = await res.text();
+      const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      expect(html).toContain(`pgqueue <span class="version">v${version}</span> <span class="badge">read-only</span>`);
+      for (const text of [
+        'Throughput · finished jobs per second, last two minutes',
+        'Queues · depth over the last two minutes',
+        'No jobs yet',
+        'Workers · heartbeats and leases',
+        'No workers running',
+        'Live job feed',
+        'Waiting for jobs…',
+        'Running jobs · each one holds a lease that its worker keeps extending',
+        'Nothing is running right now',
+        'Problems',
+        'Nothing here',
+        'Periodic schedules',
+        'No schedules',
+        'How it works',
+        `${schema}.jobs`,
+      ])
+        expect(html).toContain(text);
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
+      expect(html).not.toMatch(/\sstyle=/);
+      let total = Buffer.byteLength(html);
+      for (const [asset, type] of [
+        ['app.js', 'text/javascript'],
+        ['render.js', 'text/javascript'],
+        ['app.css', 'text/css'],
+      ]) {
+        const a = await fetch(`${url}/queues/${asset}`);
+        expect(a.status).toBe(200);
+        expect(a.headers.get('content-type')).toContain(type);
+        expect(a.headers.get('x-frame-options')).toBe('DENY');
+        total += Buffer.byteLength(await a.text());
+      }
+      expect(total).toBeLessThan(100 * 1024);
+      // read-only: no route takes a write
+      expect((await fetch(`${url}/queues`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('streams snapshots to the page, and shows a job error as text, never as markup', async () => {
+    const { app, url } = await start({}, [Mailer]);
+    try {
+      const queue = app.get(QueueService);
+      const id = (await queue.send('dash.mail', { html: '<img src=x onerror=alert(1)>' }))!;
+      await until(async () => (await queue.getJobById('dash.mail', id))!.state === 'failed', 'the job failed');
+      const event = await firstEvent(`${url}/queues/events`);
+      expect(event.status).toBe(200);
+      expect(event.type).toContain('text/event-stream');
+      expect(event.data.tiles).toBeDefined();
+      const html = await until(async () => {
+        const page = await (await fetch(`${url}/queues`)).text();
+        return page.includes('onerror') ? page : null;
+      }, 'the failure on the page');
+      expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+      expect(html).not.toContain('<img src=x');
+      const snapshot = (await (await fetch(`${url}/queues/snapshot`)).json()) as any;
+      expect(snapshot.problems[0]).toMatchObject({ id, queue: 'dash.mail', task: 'Mailer.send' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('with no guard answers this host only, not a request through a proxy; a given guard decides instead', async () => {
+    const open = await start({ path: '/ops/queues' });
+    try {
+      expect((await fetch(`${open.url}/ops/queues`)).status).toBe(200);
+      expect((await fetch(`${open.url}/ops/queues`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
+      expect((await fetch(`${open.url}/ops/queues/events`, { headers: { forwarded: 'for=203.0.113.9' } })).status).toBe(403);
+    } finally {
+      await open.app.close();
+    }
+    const guarded = await start({ guards: [new AdminHeaderGuard()] });
+    try {
+      expect((await fetch(`${guarded.url}/queues`)).status).toBe(403);
+      expect((await fetch(`${guarded.url}/queues/snapshot`)).status).toBe(403);
+      expect((await fetch(`${guarded.url}/queues`, { headers: { 'x-admin': 'yes' } })).status).toBe(200);
+    } finally {
+      await guarded.app.close();
+    }
+  });
+
+  it('loopback is 127/8 and ::1, mapped or not; a bad path is refused naming it', () => {
+    for (const a of ['127.0.0.1', '127.4.5.6', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a)).toBe(true);
+    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '1270.0.0.1', undefined, '']) expect(isLoopback(a)).toBe(false);
+    expect(() => QueueDashboardModule.forRoot({ path: 'queues' })).toThrow('path');
+    expect(() => QueueDashboardModule.forRoot({ path: '/a b' })).toThrow('"/a b"');
+  });
+});
