@@ -105,15 +105,21 @@ function throughput(s: DashboardSnapshot): string {
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
 
+/** A queue's waiting jobs in one depth sample (own keys only: a queue may be named `constructor`). */
+function waitingOf(d: { waiting: Record<string, number> }, name: string): number {
+  return Object.hasOwn(d.waiting, name) ? d.waiting[name]! : 0;
+}
+
 function depthChart(s: DashboardSnapshot): string {
   const names = s.queues.map((q) => q.name);
-  if (s.depth.length === 0 || !s.depth.some((d) => Object.values(d.waiting).some((n) => n > 0))) return `<p class="empty">No jobs yet</p>`;
   const from = s.at - 120_000;
   const max = Math.max(1, ...s.depth.flatMap((d) => Object.values(d.waiting)));
-  const shown = names.filter((n) => s.depth.some((d) => (d.waiting[n] ?? 0) > 0)).slice(0, PALETTE.length);
+  // the queues that had jobs waiting, else the first ones (flat at zero)
+  const busy = names.filter((n) => s.depth.some((d) => waitingOf(d, n) > 0));
+  const shown = (busy.length > 0 ? busy : names).slice(0, PALETTE.length);
   const lines = shown.map((name, i) => {
     const points = s.depth
-      .map((d) => `${(((d.at - from) / 120_000) * W).toFixed(1)},${(H - ((d.waiting[name] ?? 0) / max) * H).toFixed(1)}`)
+      .map((d) => `${(((d.at - from) / 120_000) * W).toFixed(1)},${(H - (waitingOf(d, name) / max) * H).toFixed(1)}`)
       .join(' ');
     return `<polyline fill="none" stroke="${PALETTE[i]}" stroke-width="2" points="${points}"/>`;
   });
@@ -132,7 +138,8 @@ function queues(s: DashboardSnapshot): string {
     esc(q.oldestReadySeconds === null ? '–' : duration(q.oldestReadySeconds)),
     esc(q.tasks.join(', ') || (q.loops === 0 ? 'no live worker' : '–')),
   ]);
-  return depthChart(s) + table(['Queue', 'Policy', 'Waiting', 'Ready', 'Running', 'Oldest ready', 'Task'], rows, 'No queues yet');
+  if (s.queues.length === 0) return `<p class="empty">No jobs yet</p>`;
+  return depthChart(s) + table(['Queue', 'Policy', 'Waiting', 'Ready', 'Running', 'Oldest ready', 'Task'], rows, '');
 }
 
 function workers(s: DashboardSnapshot): string {

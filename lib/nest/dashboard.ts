@@ -64,16 +64,30 @@ export function isLoopback(address: string | undefined): boolean {
   return a === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
 }
 
+/** A Host header that names this host: localhost, 127/8 or [::1], with any port. */
+export function isLocalHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
 /**
  * The guard when none is configured: this host only. A request that came through a proxy (which may well run on
- * this host) says so in its headers and is refused, so that a proxy does not open the dashboard to the network.
+ * this host) says so in its headers and is refused, so that a proxy does not open the dashboard to the network; a
+ * Host that is not this host's name (a page elsewhere whose name was rebound to 127.0.0.1) is refused too. A proxy
+ * that adds no forwarding header cannot be told from a local client: behind one, configure guards.
  */
 @Injectable()
 export class LoopbackOnlyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<HttpRequest>();
     const proxied = ['x-forwarded-for', 'forwarded', 'x-real-ip'].some((h) => req.headers[h] !== undefined);
-    return !proxied && isLoopback(req.socket?.remoteAddress ?? req.raw?.socket?.remoteAddress);
+    const host = req.headers.host;
+    return (
+      !proxied &&
+      isLocalHost(typeof host === 'string' ? host : undefined) &&
+      isLoopback(req.socket?.remoteAddress ?? req.raw?.socket?.remoteAddress)
+    );
   }
 }
 
@@ -106,9 +120,12 @@ export class DashboardHost implements OnModuleDestroy {
     return runtimeOf(this.queue).config.schema;
   }
 
-  /** The latest snapshot, or a sample read now when there is none. */
+  /** Open event streams, ended when the app closes (an open stream would hold the server's close). */
+  readonly streams = new Set<{ complete(): void }>();
+
+  /** The latest snapshot while the sampler runs, else a sample read now (the last one may be hours old). */
   async snapshot(): Promise<DashboardSnapshot> {
-    return this.sampler.snapshot ?? this.sampler.sampleNow();
+    return this.sampler.live && this.sampler.snapshot ? this.sampler.snapshot : this.sampler.sampleNow();
   }
 
   /** A file of the page, read once: app.js and app.css (assets/), render.js (compiled beside page.js). */
@@ -117,12 +134,16 @@ export class DashboardHost implements OnModuleDestroy {
     if (!text) {
       const url = new URL(name === 'render.js' ? '../dashboard/render.js' : `../dashboard/assets/${name}`, import.meta.url);
       text = readFile(url, 'utf8');
+      // a read that failed is tried again by the next request
+      text.catch(() => this.assets.delete(name));
       this.assets.set(name, text);
     }
     return text;
   }
 
   async onModuleDestroy(): Promise<void> {
+    for (const stream of this.streams) stream.complete();
+    this.streams.clear();
     await this.sampler.stop();
   }
 }
@@ -159,8 +180,13 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
     events(): Observable<MessageEvent> {
       return new Observable<MessageEvent>((subscriber) => {
         const send = (s: DashboardSnapshot) => subscriber.next({ data: JSON.stringify(s) });
-        if (this.host.sampler.snapshot) send(this.host.sampler.snapshot);
-        return this.host.sampler.subscribe(send);
+        if (this.host.sampler.live && this.host.sampler.snapshot) send(this.host.sampler.snapshot);
+        this.host.streams.add(subscriber);
+        const unsubscribe = this.host.sampler.subscribe(send);
+        return () => {
+          this.host.streams.delete(subscriber);
+          unsubscribe();
+        };
       });
     }
 

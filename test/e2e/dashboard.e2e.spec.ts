@@ -1,16 +1,19 @@
-// The dashboard mounted in a Nest app over HTTP (Express): the page and its empty states, its assets and their size,
+// The dashboard mounted in a Nest app over HTTP, on Express and on Fastify: the page and its empty states, its assets and their size,
 // the security headers, the live stream, a job's error shown as text, and who may see it.
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { Injectable, Module, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
-import { QueueDashboardModule, isLoopback } from 'nestjs-pgqueue/dashboard';
+import { DashboardHost, QueueDashboardModule, isLocalHost, isLoopback } from 'nestjs-pgqueue/dashboard';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const schema = uniqueSchema('e2e_dash');
 const pool = testPool();
 afterAll(async () => {
-  await dropSchema(pool, schema);
+  await dropSchema(pool, `${schema}_express`);
+  await dropSchema(pool, `${schema}_fastify`);
   await pool.end();
 });
 
@@ -29,18 +32,40 @@ class AdminHeaderGuard implements CanActivate {
   }
 }
 
+type Platform = 'express' | 'fastify';
+
 async function start(
+  platform: Platform,
   dashboard: Parameters<typeof QueueDashboardModule.forRoot>[0],
   providers: unknown[] = [],
 ): Promise<{ app: INestApplication; url: string }> {
   @Module({
-    imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false }), QueueDashboardModule.forRoot(dashboard)],
+    // a schema per platform: each one's first test looks at an empty install
+    imports: [
+      QueueModule.forRoot({ connectionString: testUrl(), schema: `${schema}_${platform}`, supervise: false }),
+      QueueDashboardModule.forRoot(dashboard),
+    ],
     providers: providers as never[],
   })
   class App {}
-  const app = await NestFactory.create(App, { logger: false });
+  const app =
+    platform === 'fastify'
+      ? await NestFactory.create(App, new FastifyAdapter(), { logger: false })
+      : await NestFactory.create(App, { logger: false });
   await app.listen(0, '127.0.0.1');
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
+}
+
+/** The status of a GET of `url` sent with `host` as its Host header (fetch does not let a caller set it). */
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      })
+      .on('error', reject);
+  });
 }
 
 /** The first `data:` event of an SSE stream, within a deadline. */
@@ -64,9 +89,9 @@ async function firstEvent(url: string): Promise<{ status: number; type: string |
   }
 }
 
-describe('QueueDashboardModule', () => {
+describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (platform) => {
   it('serves the page with every section and its empty state, its assets, and the security headers', async () => {
-    const { app, url } = await start({});
+    const { app, url } = await start(platform, {});
     try {
       const res = await fetch(`${url}/queues`);
       expect(res.status).toBe(200);
@@ -93,7 +118,7 @@ describe('QueueDashboardModule', () => {
         'Periodic schedules',
         'No schedules',
         'How it works',
-        `${schema}.jobs`,
+        `${schema}_${platform}.jobs`,
       ])
         expect(html).toContain(text);
       expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
@@ -119,7 +144,7 @@ describe('QueueDashboardModule', () => {
   });
 
   it('streams snapshots to the page, and shows a job error as text, never as markup', async () => {
-    const { app, url } = await start({}, [Mailer]);
+    const { app, url } = await start(platform, {}, [Mailer]);
     try {
       const queue = app.get(QueueService);
       const id = (await queue.send('dash.mail', { html: '<img src=x onerror=alert(1)>' }))!;
@@ -141,16 +166,53 @@ describe('QueueDashboardModule', () => {
     }
   });
 
+  it('closes while a page is open: the app’s shutdown ends the event stream instead of waiting for it', async () => {
+    const { app, url } = await start(platform, {});
+    const res = await fetch(`${url}/queues/events`);
+    expect(res.status).toBe(200);
+    const reading = res.body!.getReader();
+    await reading.read();
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      app.close().then(() => 'closed'),
+      new Promise((resolve) => (timer = setTimeout(() => resolve('still open after 10 s'), 10_000))),
+    ]);
+    clearTimeout(timer);
+    expect(closed).toBe('closed');
+  });
+
+  it('fifty open pages cost the database what one does: one sample a second', async () => {
+    const { app, url } = await start(platform, {});
+    const controller = new AbortController();
+    try {
+      const host = app.get(DashboardHost);
+      const streams = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/queues/events`, { signal: controller.signal })));
+      expect(streams.every((r) => r.status === 200)).toBe(true);
+      await until(() => host.sampler.samples >= 2, 'sampling under way');
+      const from = host.sampler.samples;
+      const t0 = Date.now();
+      await until(() => host.sampler.samples >= from + 3, 'three more samples');
+      // three more samples, one a second, took two seconds or more: not one per viewer
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+    } finally {
+      controller.abort();
+      await app.close();
+    }
+  });
+
   it('with no guard answers this host only, not a request through a proxy; a given guard decides instead', async () => {
-    const open = await start({ path: '/ops/queues' });
+    const open = await start(platform, { path: '/ops/queues' });
     try {
       expect((await fetch(`${open.url}/ops/queues`)).status).toBe(200);
       expect((await fetch(`${open.url}/ops/queues`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
       expect((await fetch(`${open.url}/ops/queues/events`, { headers: { forwarded: 'for=203.0.113.9' } })).status).toBe(403);
+      // a page elsewhere whose name was rebound to 127.0.0.1 sends its own name as Host
+      expect(await statusWithHost(`${open.url}/ops/queues`, 'evil.example')).toBe(403);
+      expect(await statusWithHost(`${open.url}/ops/queues`, 'localhost:8080')).toBe(200);
     } finally {
       await open.app.close();
     }
-    const guarded = await start({ guards: [new AdminHeaderGuard()] });
+    const guarded = await start(platform, { guards: [new AdminHeaderGuard()] });
     try {
       expect((await fetch(`${guarded.url}/queues`)).status).toBe(403);
       expect((await fetch(`${guarded.url}/queues/snapshot`)).status).toBe(403);
@@ -159,10 +221,15 @@ describe('QueueDashboardModule', () => {
       await guarded.app.close();
     }
   });
+});
 
+describe('the dashboard’s options', () => {
   it('loopback is 127/8 and ::1, mapped or not; a bad path is refused naming it', () => {
     for (const a of ['127.0.0.1', '127.4.5.6', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a)).toBe(true);
     for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '1270.0.0.1', undefined, '']) expect(isLoopback(a)).toBe(false);
+    for (const h of ['localhost', 'localhost:3000', '127.0.0.1:80', '[::1]:3000', '[::1]']) expect(isLocalHost(h)).toBe(true);
+    for (const h of ['evil.example', 'localhost.evil.example', '127.0.0.1.nip.io', '[::2]:80', undefined])
+      expect(isLocalHost(h)).toBe(false);
     expect(() => QueueDashboardModule.forRoot({ path: 'queues' })).toThrow('path');
     expect(() => QueueDashboardModule.forRoot({ path: '/a b' })).toThrow('"/a b"');
   });

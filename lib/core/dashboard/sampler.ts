@@ -61,6 +61,11 @@ export class DashboardSampler {
 
   constructor(private readonly source: SamplerSource) {}
 
+  /** Whether it samples now (someone listens): its latest snapshot is then at most a second or two old. */
+  get live(): boolean {
+    return this.listeners.size > 0 && !this.stopped;
+  }
+
   /** The latest snapshot, if any (a page opened now gets it at once). */
   get snapshot(): DashboardSnapshot | null {
     return this.latest;

@@ -19,10 +19,18 @@ function show(snapshot) {
   }
 }
 
-const events = new EventSource(`${base}/events`);
-events.addEventListener('open', () => status('live', 'live'));
-events.addEventListener('message', (e) => {
-  show(JSON.parse(e.data));
-  status('live', 'live');
-});
-events.addEventListener('error', () => status('connection lost · reconnecting…', 'lost'));
+/** Listens; EventSource retries a dropped connection itself, but gives up on an answer that is no stream (a proxy's 502). */
+function connect() {
+  const events = new EventSource(`${base}/events`);
+  events.addEventListener('open', () => status('live', 'live'));
+  events.addEventListener('message', (e) => {
+    show(JSON.parse(e.data));
+    status('live', 'live');
+  });
+  events.addEventListener('error', () => {
+    status('connection lost · reconnecting…', 'lost');
+    if (events.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
+  });
+}
+
+connect();
