@@ -390,7 +390,7 @@ export function schedulesOf(queue: PgQueue): Schedules {
   return queue['units'].schedules;
 }
 
-/** The runtime of `queue`: for the repository's own tests and tools (not exported by the package's entry points). */
+/** The runtime of `queue`: for the dashboard's module, the repository's tests and tools (no entry point exports it). */
 export function runtimeOf(queue: PgQueue): Runtime {
   return queue['units'].runtime;
 }

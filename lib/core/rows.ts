@@ -143,7 +143,7 @@ export interface JobRow {
 }
 
 /** The last error of a job, with its time as a Date. */
-function lastErrorOf(e: JobRow['last_error']): JobWithMetadata['lastError'] {
+export function lastErrorOf(e: JobRow['last_error']): JobWithMetadata['lastError'] {
   if (!e) return null;
   const { name, message, stack, ...fields } = e.error;
   const { on, attempt } = e;

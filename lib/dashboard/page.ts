@@ -18,7 +18,7 @@ const HEADINGS: [SectionId, string][] = [
 /** The whole page. `base`: the path it is mounted at, without a trailing slash; `schema`: the queue's schema. */
 export function renderPage(s: DashboardSnapshot, base: string, schema: string): string {
   const sections = HEADINGS.map(
-    ([id, title]) => `<section><h2>${esc(title)}</h2><div id="${id}">${renderSection(id, s, base)}</div></section>`,
+    ([id, title]) => `<section><h2>${esc(title)}</h2><div id="${id}">${renderSection(id, s)}</div></section>`,
   ).join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -33,8 +33,8 @@ export function renderPage(s: DashboardSnapshot, base: string, schema: string): 
 <body data-base="${esc(base)}">
 <header><h1>pgqueue <span class="version">v${esc(s.version)}</span> <span class="badge">read-only</span></h1>
 <span id="connection" class="connection">connecting…</span></header>
-<div id="alerts">${renderSection('alerts', s, base)}</div>
-<div id="tiles" class="tiles">${renderSection('tiles', s, base)}</div>
+<div id="alerts">${renderSection('alerts', s)}</div>
+<div id="tiles" class="tiles">${renderSection('tiles', s)}</div>
 ${sections}
 ${howItWorks(schema)}
 </body>

@@ -37,11 +37,6 @@ function when(at: number | null, now: number): string {
   return Math.abs(d) < 1 ? 'now' : d < 0 ? `${duration(-d)} ago` : `in ${duration(d)}`;
 }
 
-/** A job's id (its own view comes with the job view: `base` and `queue` will make its link). */
-function jobLink(_base: string, _queue: string, id: string): string {
-  return esc(id);
-}
-
 function table(headers: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
@@ -156,20 +151,20 @@ function workers(s: DashboardSnapshot): string {
   return table(['Instance', 'Version', 'Heartbeat', 'Leases', 'Loops (active / concurrency)'], rows, 'No workers running');
 }
 
-function feed(s: DashboardSnapshot, base: string): string {
+function feed(s: DashboardSnapshot): string {
   if (s.feed.length === 0) return `<ol class="feed"><li class="empty">Waiting for jobs…</li></ol>`;
   const items = s.feed.map(
     (e) =>
-      `<li class="${esc(e.kind)}"><span class="kind">${esc(e.kind)}</span> ${jobLink(base, e.queue, e.id)} <span class="queue">${esc(e.queue)}</span> <span class="at">${esc(when(e.at, s.at))}</span>${e.message ? ` <span class="message">${esc(e.message)}</span>` : ''}</li>`,
+      `<li class="${esc(e.kind)}"><span class="kind">${esc(e.kind)}</span> ${esc(e.id)} <span class="queue">${esc(e.queue)}</span> <span class="at">${esc(when(e.at, s.at))}</span>${e.message ? ` <span class="message">${esc(e.message)}</span>` : ''}</li>`,
   );
   return `<ol class="feed">${items.join('')}</ol>`;
 }
 
-function running(s: DashboardSnapshot, base: string): string {
+function running(s: DashboardSnapshot): string {
   const rows = s.running.map((r) => {
     const left = r.leaseUntil === null ? null : (Math.min(r.leaseUntil, r.heartbeatUntil ?? Infinity) - s.at) / 1000;
     return [
-      jobLink(base, r.queue, r.id),
+      esc(r.id),
       esc(r.task ?? '–'),
       esc(r.queue),
       esc(r.instance ?? '–'),
@@ -182,9 +177,9 @@ function running(s: DashboardSnapshot, base: string): string {
   return table(['Job', 'Task', 'Queue', 'Worker', 'Attempt', 'Running', 'Lease left'], rows, 'Nothing is running right now') + more;
 }
 
-function problems(s: DashboardSnapshot, base: string): string {
+function problems(s: DashboardSnapshot): string {
   const rows = s.problems.map((p) => [
-    jobLink(base, p.queue, p.id),
+    esc(p.id),
     esc(p.task ?? '–'),
     esc(p.queue),
     esc(p.attempts),
@@ -206,8 +201,8 @@ function schedules(s: DashboardSnapshot): string {
   return table(['Name', 'Cron (UTC)', 'Task', 'Queue', 'Next run', 'Last run'], rows, 'No schedules');
 }
 
-/** One section's inner HTML; `base`: the dashboard's path, for links. */
-export function renderSection(id: SectionId, s: DashboardSnapshot, base: string): string {
+/** One section's inner HTML. */
+export function renderSection(id: SectionId, s: DashboardSnapshot): string {
   switch (id) {
     case 'alerts':
       return alerts(s);
@@ -220,11 +215,11 @@ export function renderSection(id: SectionId, s: DashboardSnapshot, base: string)
     case 'workers':
       return workers(s);
     case 'feed':
-      return feed(s, base);
+      return feed(s);
     case 'running':
-      return running(s, base);
+      return running(s);
     case 'problems':
-      return problems(s, base);
+      return problems(s);
     case 'schedules':
       return schedules(s);
   }

@@ -60,13 +60,13 @@ describe('dashboard rendering', () => {
       unworked: ['orphan<queue>'],
       error: 'connect ECONNREFUSED',
     };
-    const running = renderSection('running', s, '/queues');
+    const running = renderSection('running', s);
     expect(running).toContain('Mailer.send');
     expect(running).toContain('<td>2 min</td><td>30 s</td>');
     expect(running).toContain('expired, waiting for the reaper');
     expect(running).toContain('1 more running');
-    expect(renderSection('problems', s, '/queues')).toContain('&lt;b&gt;bold&lt;/b&gt;</span></td><td>4.0 s ago');
-    const alerts = renderSection('alerts', s, '/queues');
+    expect(renderSection('problems', s)).toContain('&lt;b&gt;bold&lt;/b&gt;</span></td><td>4.0 s ago');
+    const alerts = renderSection('alerts', s);
     expect(alerts).toContain('The database cannot be read: connect ECONNREFUSED.');
     expect(alerts).toContain('Queue <b>orphan&lt;queue&gt;</b> has ready jobs and no live worker works it.');
   });

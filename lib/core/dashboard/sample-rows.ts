@@ -2,6 +2,7 @@
 // transaction (the sampler opens it), their rows turned into plain values. Every read is bounded (the caps below).
 import type { WorkerRow } from '../cluster-registry.js';
 import type { Executor } from '../db.js';
+import { lastErrorOf, type JobRow } from '../rows.js';
 import type { Statements } from '../sql/index.js';
 import type { LoopInfo } from '../types.js';
 import { HISTORY_SECONDS, type DashboardQueue, type DashboardTiles, type FeedEvent, type FeedKind } from './model.js';
@@ -62,11 +63,10 @@ interface QueueRow {
   now_ms: number;
 }
 
-/** A stored error's message, for a table cell. */
-function messageOf(lastError: unknown): string {
-  const e = (lastError as { error?: { message?: unknown; name?: unknown } } | null)?.error;
-  if (!e) return '';
-  return typeof e.message === 'string' ? e.message : typeof e.name === 'string' ? e.name : '';
+/** A stored error's message (its name when it has none), for a table cell. */
+function messageOf(lastError: JobRow['last_error']): string {
+  const e = lastErrorOf(lastError);
+  return e ? e.message || e.name : '';
 }
 
 /** Reads one sample. `readFrom`: where the per-second counts resume (null: two minutes back); `lastSeq`: the feed's. */
@@ -127,7 +127,7 @@ export async function readSample(exec: Executor, st: Statements, readFrom: numbe
     id: string;
     queue: string;
     retry_count: number;
-    last_error: unknown;
+    last_error: JobRow['last_error'];
     on_ms: number | null;
   }>(st.dashboardProblems, [PROBLEMS_SHOWN]);
   const sent = await exec.query<{ id: string; seq: string; queue: string; on_ms: number }>(st.dashboardSent, [lastSeq, FEED_READ]);
