@@ -34,6 +34,11 @@ export interface WorkerRow {
   heartbeat_on: Date;
 }
 
+/** A loop as a registry row holds it: an instance of an older version lists no task nor group limits. */
+export function loopOf(l: Partial<LoopInfo> & Omit<LoopInfo, 'task' | 'groupConcurrency'>): LoopInfo {
+  return { ...l, task: l.task ?? null, groupConcurrency: l.groupConcurrency ?? null };
+}
+
 export class ClusterRegistry {
   /** This instance's id in the registry: host, pid and a random suffix. */
   readonly id = newWorkerId();
@@ -139,8 +144,7 @@ export class ClusterRegistry {
       host: r.host,
       pid: r.pid,
       version: r.version,
-      // an instance of an older version lists no task
-      loops: r.loops.map((l) => ({ ...l, task: l.task ?? null })),
+      loops: r.loops.map(loopOf),
       queues: summarise(r.loops),
       stopped: r.stopped,
       startedOn: r.started_on,

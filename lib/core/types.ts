@@ -284,7 +284,8 @@ export interface QueueStats extends QueueCounts {
 /**
  * A worker loop as the workers registry lists it. `task`: what runs its jobs, the handler's name (`Class.method`
  * for a @QueueHandler; a named function's name for work()), null when it has none (or the instance's version
- * predates it).
+ * predates it). `groupConcurrency`: the loop's limit of active jobs per group, one for groups of any tier (`default`)
+ * and one per tier named (null: the loop sets none, or the instance's version predates it).
  */
 export interface LoopInfo {
   id: string;
@@ -292,6 +293,7 @@ export interface LoopInfo {
   concurrency: number;
   active: number;
   task: string | null;
+  groupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
 }
 
 /** A running instance of the engine, as the workers registry shows it (getWorkers). */

@@ -221,6 +221,7 @@ export class WorkerRegistry {
       concurrency: w.concurrency,
       active: w.activeCount,
       task: this.definitions.get(w.id)?.handler.name || null,
+      groupConcurrency: this.definitions.get(w.id)?.options.groupConcurrency ?? null,
     }));
   }
 

@@ -18,25 +18,32 @@ const HEADINGS: [SectionId, string][] = [
 /** The whole page. `base`: the path it is mounted at, without a trailing slash; `schema`: the queue's schema. */
 export function renderPage(s: DashboardSnapshot, base: string, schema: string): string {
   const sections = HEADINGS.map(
-    ([id, title]) => `<section><h2>${esc(title)}</h2><div id="${id}">${renderSection(id, s)}</div></section>`,
+    ([id, title]) => `<section><h2>${esc(title)}</h2><div id="${id}">${renderSection(id, s, base)}</div></section>`,
   ).join('\n');
+  const body = `<div id="alerts">${renderSection('alerts', s)}</div>
+<div id="tiles" class="tiles">${renderSection('tiles', s)}</div>
+`;
+  return documentOf(s.version, base, body + sections + '\n' + howItWorks(schema), true);
+}
+
+/**
+ * A page of the dashboard: its header (version, read-only, and the live connection's state when it has a script)
+ * around `body`. `base`: the dashboard's path, without a trailing slash.
+ */
+export function documentOf(version: string, base: string, body: string, live: boolean, title = 'pgqueue'): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>pgqueue</title>
+<title>${esc(title)}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${esc(base)}/app.css">
-<script type="module" src="${esc(base)}/app.js"></script>
-</head>
+${live ? `<script type="module" src="${esc(base)}/app.js"></script>\n` : ''}</head>
 <body data-base="${esc(base)}">
-<header><h1>pgqueue <span class="version">v${esc(s.version)}</span> <span class="badge">read-only</span></h1>
-<span id="connection" class="connection">connecting…</span></header>
-<div id="alerts">${renderSection('alerts', s)}</div>
-<div id="tiles" class="tiles">${renderSection('tiles', s)}</div>
-${sections}
-${howItWorks(schema)}
+<header><h1><a href="${esc(base) || '/'}">pgqueue</a> <span class="version">v${esc(version)}</span> <span class="badge">read-only</span></h1>
+${live ? '<span id="connection" class="connection">connecting…</span>' : ''}</header>
+${body}
 </body>
 </html>`;
 }

@@ -37,6 +37,11 @@ function when(at: number | null, now: number): string {
   return Math.abs(d) < 1 ? 'now' : d < 0 ? `${duration(-d)} ago` : `in ${duration(d)}`;
 }
 
+/** A link to the job view of job `id` (the dashboard is at `base`), its text the id unless given. */
+export function jobLink(base: string, id: string, text = id): string {
+  return `<a class="job" href="${esc(base)}/jobs/${esc(encodeURIComponent(id))}">${esc(text)}</a>`;
+}
+
 function table(headers: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
@@ -151,20 +156,20 @@ function workers(s: DashboardSnapshot): string {
   return table(['Instance', 'Version', 'Heartbeat', 'Leases', 'Loops (active / concurrency)'], rows, 'No workers running');
 }
 
-function feed(s: DashboardSnapshot): string {
+function feed(s: DashboardSnapshot, base: string): string {
   if (s.feed.length === 0) return `<ol class="feed"><li class="empty">Waiting for jobs…</li></ol>`;
   const items = s.feed.map(
     (e) =>
-      `<li class="${esc(e.kind)}"><span class="kind">${esc(e.kind)}</span> ${esc(e.id)} <span class="queue">${esc(e.queue)}</span> <span class="at">${esc(when(e.at, s.at))}</span>${e.message ? ` <span class="message">${esc(e.message)}</span>` : ''}</li>`,
+      `<li class="${esc(e.kind)}"><span class="kind">${esc(e.kind)}</span> ${jobLink(base, e.id)} <span class="queue">${esc(e.queue)}</span> <span class="at">${esc(when(e.at, s.at))}</span>${e.message ? ` <span class="message">${esc(e.message)}</span>` : ''}</li>`,
   );
   return `<ol class="feed">${items.join('')}</ol>`;
 }
 
-function running(s: DashboardSnapshot): string {
+function running(s: DashboardSnapshot, base: string): string {
   const rows = s.running.map((r) => {
     const left = r.leaseUntil === null ? null : (Math.min(r.leaseUntil, r.heartbeatUntil ?? Infinity) - s.at) / 1000;
     return [
-      esc(r.id),
+      jobLink(base, r.id),
       esc(r.task ?? '–'),
       esc(r.queue),
       esc(r.instance ?? '–'),
@@ -177,9 +182,9 @@ function running(s: DashboardSnapshot): string {
   return table(['Job', 'Task', 'Queue', 'Worker', 'Attempt', 'Running', 'Lease left'], rows, 'Nothing is running right now') + more;
 }
 
-function problems(s: DashboardSnapshot): string {
+function problems(s: DashboardSnapshot, base: string): string {
   const rows = s.problems.map((p) => [
-    esc(p.id),
+    jobLink(base, p.id),
     esc(p.task ?? '–'),
     esc(p.queue),
     esc(p.attempts),
@@ -201,8 +206,8 @@ function schedules(s: DashboardSnapshot): string {
   return table(['Name', 'Cron (UTC)', 'Task', 'Queue', 'Next run', 'Last run'], rows, 'No schedules');
 }
 
-/** One section's inner HTML. */
-export function renderSection(id: SectionId, s: DashboardSnapshot): string {
+/** One section's inner HTML. `base`: the dashboard's path without a trailing slash, for links to job views. */
+export function renderSection(id: SectionId, s: DashboardSnapshot, base = ''): string {
   switch (id) {
     case 'alerts':
       return alerts(s);
@@ -215,11 +220,11 @@ export function renderSection(id: SectionId, s: DashboardSnapshot): string {
     case 'workers':
       return workers(s);
     case 'feed':
-      return feed(s);
+      return feed(s, base);
     case 'running':
-      return running(s);
+      return running(s, base);
     case 'problems':
-      return problems(s);
+      return problems(s, base);
     case 'schedules':
       return schedules(s);
   }

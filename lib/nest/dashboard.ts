@@ -8,9 +8,12 @@ import {
   Controller,
   Get,
   Header,
+  Inject,
   Injectable,
   Module,
+  Param,
   Req,
+  Res,
   Sse,
   UseGuards,
   UseInterceptors,
@@ -24,10 +27,13 @@ import {
   type Type,
 } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { DashboardSampler } from '../core/dashboard/sampler.js';
+import { DashboardSampler, type SamplerSource } from '../core/dashboard/sampler.js';
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
+import { readJobView } from '../core/dashboard/job-view.js';
+import { packageVersion } from '../core/version.js';
+import { renderJobPage, renderMissingJobPage, type Redact } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
 import { QueueService } from './queue.service.js';
 
@@ -39,6 +45,12 @@ export interface QueueDashboardOptions {
    * providers) or instances. Without any, only requests from this host that came through no proxy are answered.
    */
   guards?: (Type<CanActivate> | CanActivate)[];
+  /**
+   * What the job view may show of a job's data and output: called with a copy of the job, its answer's `data` and
+   * `output` are shown in their place (a field it leaves out is not shown; a throw hides both). Without it, both are
+   * shown as stored.
+   */
+  redact?: Redact;
 }
 
 /** The security headers of every response of the dashboard. */
@@ -107,13 +119,17 @@ export class DashboardHost implements OnModuleDestroy {
   readonly sampler: DashboardSampler;
   private readonly assets = new Map<string, Promise<string>>();
 
+  /** The engine's statements and connections, as the sampler and the job view read them. */
+  readonly source: SamplerSource;
+
   constructor(private readonly queue: QueueService) {
-    this.sampler = new DashboardSampler({
+    this.source = {
       get statements() {
         return runtimeOf(queue).statements;
       },
       connect: () => runtimeOf(queue).connect(),
-    });
+    };
+    this.sampler = new DashboardSampler(this.source);
   }
 
   get schema(): string {
@@ -148,6 +164,13 @@ export class DashboardHost implements OnModuleDestroy {
   }
 }
 
+/** The request's path without its query, and without a trailing slash. */
+function pathOf(req: { originalUrl?: string; url: string }): string {
+  return (req.originalUrl ?? req.url).split('?')[0]!.replace(/\/+$/, '');
+}
+
+const REDACT = Symbol('pgqueue:dashboard-redact');
+
 /** A path as the module takes it: begins with `/`, ends without one, only characters a route path may hold. */
 function dashboardPath(path: unknown): string {
   if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~/-]*$/.test(path) || path.includes('//'))
@@ -161,14 +184,30 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
   @UseGuards(...guards)
   @UseInterceptors(DashboardHeaders)
   class QueueDashboardController {
-    constructor(private readonly host: DashboardHost) {}
+    constructor(
+      private readonly host: DashboardHost,
+      @Inject(REDACT) private readonly redact: { fn: Redact | undefined },
+    ) {}
 
     @Get()
     @Header('Content-Type', 'text/html; charset=utf-8')
     async page(@Req() req: { originalUrl?: string; url: string }): Promise<string> {
       // the page's own path, so that its links hold under a global prefix or a mount point
-      const base = (req.originalUrl ?? req.url).split('?')[0]!.replace(/\/+$/, '');
-      return renderPage(await this.host.snapshot(), base, this.host.schema);
+      return renderPage(await this.host.snapshot(), pathOf(req), this.host.schema);
+    }
+
+    @Get('jobs/:id')
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    async job(
+      @Param('id') id: string,
+      @Req() req: { originalUrl?: string; url: string },
+      @Res({ passthrough: true }) res: { status(code: number): unknown },
+    ): Promise<string> {
+      const base = pathOf(req).replace(/\/jobs\/[^/]*$/, '');
+      const view = await readJobView(this.host.source, id);
+      if (view) return renderJobPage(view, packageVersion(), base, this.redact.fn);
+      res.status(404);
+      return renderMissingJobPage(id, packageVersion(), base);
     }
 
     @Get('snapshot')
@@ -219,10 +258,12 @@ export class QueueDashboardModule {
     if (options.guards !== undefined && !Array.isArray(options.guards))
       throw new InvalidOptionError('guards', 'an array of guards (classes or instances)', options.guards);
     const guards = options.guards?.length ? options.guards : [LoopbackOnlyGuard];
+    if (options.redact !== undefined && typeof options.redact !== 'function')
+      throw new InvalidOptionError('redact', 'a function (job) => ({ data, output }) whose answer the job view shows', options.redact);
     return {
       module: QueueDashboardModule,
       controllers: [dashboardController(path, guards)],
-      providers: [DashboardHost, DashboardHeaders],
+      providers: [DashboardHost, DashboardHeaders, { provide: REDACT, useValue: { fn: options.redact } }],
     };
   }
 }

@@ -121,6 +121,26 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
   });
 
+  it('a problem links to its job view, which shows the error as text and why nothing runs it', async () => {
+    const href = await page.getAttribute('#problems a.job', 'href');
+    expect(href).toMatch(/\/jobs\/\d+$/);
+    const view = await browser.newPage();
+    view.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    try {
+      await view.goto(new URL(href!, url).toString());
+      expect(await view.textContent('h2.job-title')).toContain('failed');
+      expect(await view.textContent('p.error')).toContain('<img src=x onerror=alert(1)>');
+      expect(await view.$$('img')).toHaveLength(0);
+      expect(dialogs).toEqual([]);
+      await view.screenshot({ path: join(SHOTS, 'dashboard-job.png'), fullPage: true });
+    } finally {
+      await view.close();
+    }
+  });
+
   it('says so when the database goes away, and recovers when it returns', async () => {
     await proxy.cut();
     await page.waitForFunction(() => document.getElementById('alerts')?.textContent?.includes('The database cannot be read'), undefined, {

@@ -102,7 +102,7 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
       expect(res.headers.get('x-frame-options')).toBe('DENY');
       const html = await res.text();
       const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-      expect(html).toContain(`pgqueue <span class="version">v${version}</span> <span class="badge">read-only</span>`);
+      expect(html).toContain(`<a href="/queues">pgqueue</a> <span class="version">v${version}</span> <span class="badge">read-only</span>`);
       for (const text of [
         'Throughput · finished jobs per second, last two minutes',
         'Queues · depth over the last two minutes',
@@ -161,6 +161,49 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
       expect(html).not.toContain('<img src=x');
       const snapshot = (await (await fetch(`${url}/queues/snapshot`)).json()) as any;
       expect(snapshot.problems[0]).toMatchObject({ id, queue: 'dash.mail', task: 'Mailer.send' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a job view says why the job waits, links there from the lists, and shows data only as redact allows', async () => {
+    const redact = (job: { data: unknown }) => ({ data: { ...(job.data as object), token: '[hidden]' } });
+    const { app, url } = await start(platform, { path: '/ops/queues', redact }, [Mailer]);
+    try {
+      const queue = app.get(QueueService);
+      await queue.createQueue('dash.later');
+      const id = (await queue.sendAfter('dash.later', { to: 'a@b.c', token: 'tok-secret' }, {}, new Date(Date.now() + 3_600_000)))!;
+      const failed = (await queue.send('dash.mail', { html: '<b>x</b>' }))!;
+      await until(async () => (await queue.getJobById('dash.mail', failed))!.state === 'failed', 'the job failed');
+      const res = await fetch(`${url}/ops/queues/jobs/${id}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+      const html = await res.text();
+      expect(html).toContain(`Job ${id}`);
+      expect(html).toContain('Why it is not running');
+      expect(html).toContain('Deferred until');
+      expect(html).toContain('No live worker works its queue.');
+      expect(html).toContain('[hidden]');
+      expect(html).not.toContain('tok-secret');
+      expect(html).toContain('href="/ops/queues/app.css"');
+      // the failed job is linked from the problems, and its view shows its error as text
+      const page = await until(async () => {
+        const text = await (await fetch(`${url}/ops/queues`)).text();
+        return text.includes(`href="/ops/queues/jobs/${failed}"`) ? text : null;
+      }, 'the link to the failed job');
+      expect(page).toContain(`<a class="job" href="/ops/queues/jobs/${failed}">${failed}</a>`);
+      const failedView = await (await fetch(`${url}/ops/queues/jobs/${failed}`)).text();
+      expect(failedView).toContain('&lt;b&gt;x&lt;/b&gt;');
+      expect(failedView).not.toContain('<b>x</b>');
+      const missing = await fetch(`${url}/ops/queues/jobs/999999999`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('x-frame-options')).toBe('DENY');
+      expect(await missing.text()).toContain('No job 999999999');
+      expect((await fetch(`${url}/ops/queues/jobs/abc`)).status).toBe(404);
+      // the guard covers the job view too
+      expect((await fetch(`${url}/ops/queues/jobs/${id}`, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
     } finally {
       await app.close();
     }
@@ -232,5 +275,6 @@ describe('the dashboard’s options', () => {
       expect(isLocalHost(h)).toBe(false);
     expect(() => QueueDashboardModule.forRoot({ path: 'queues' })).toThrow('path');
     expect(() => QueueDashboardModule.forRoot({ path: '/a b' })).toThrow('"/a b"');
+    expect(() => QueueDashboardModule.forRoot({ redact: ['token'] as never })).toThrow(/redact.*a function/);
   });
 });

@@ -66,6 +66,9 @@ describe('dashboard rendering', () => {
     expect(running).toContain('expired, waiting for the reaper');
     expect(running).toContain('1 more running');
     expect(renderSection('problems', s)).toContain('&lt;b&gt;bold&lt;/b&gt;</span></td><td>4.0 s ago');
+    // each job links to its view, under the dashboard's path
+    expect(renderSection('running', s, '/ops/queues')).toContain('<a class="job" href="/ops/queues/jobs/7">7</a>');
+    expect(renderSection('problems', s, '/q')).toContain('<a class="job" href="/q/jobs/9">9</a>');
     const alerts = renderSection('alerts', s);
     expect(alerts).toContain('The database cannot be read: connect ECONNREFUSED.');
     expect(alerts).toContain('Queue <b>orphan&lt;queue&gt;</b> has ready jobs and no live worker works it.');

@@ -1,6 +1,6 @@
 // One dashboard sample as read from the database: the statements of sql/dashboard.ts run in turn on one READ ONLY
 // transaction (the sampler opens it), their rows turned into plain values. Every read is bounded (the caps below).
-import type { WorkerRow } from '../cluster-registry.js';
+import { loopOf, type WorkerRow } from '../cluster-registry.js';
 import type { Executor } from '../db.js';
 import { lastErrorOf, type JobRow } from '../rows.js';
 import type { Statements } from '../sql/index.js';
@@ -198,7 +198,7 @@ export async function readSample(exec: Executor, st: Statements, readFrom: numbe
       host: w.host,
       pid: w.pid,
       version: w.version,
-      loops: w.loops.map((l) => ({ ...l, task: l.task ?? null })),
+      loops: w.loops.map(loopOf),
       stopped: w.stopped,
       heartbeatAgeSeconds: w.heartbeat_age,
     })),

@@ -3,6 +3,7 @@ import * as dashboard from './dashboard.js';
 import * as due from './due.js';
 import * as enqueue from './enqueue.js';
 import * as find from './find.js';
+import * as jobView from './job-view.js';
 import * as jobs from './jobs.js';
 import * as lease from './lease.js';
 import * as limits from './limits.js';
@@ -32,6 +33,7 @@ const builders = {
   ...schedules,
   ...limits,
   ...dashboard,
+  ...jobView,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */

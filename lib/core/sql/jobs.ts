@@ -153,3 +153,13 @@ WITH d AS (
   RETURNING x.id
 )
 SELECT inserted.id::text FROM inserted`;
+
+/**
+ * The queue of job $1, for callers that know only its id (ids come from one sequence, so an id names one job).
+ * The primary key leads with the queue, so the lookup probes it once per queue: its cost follows the number of
+ * queues, not of jobs. $1 id
+ */
+export const getJobQueue = (s: string) => `
+SELECT q.name FROM ${s}.queues q
+WHERE EXISTS (SELECT 1 FROM ${s}.jobs j WHERE j.queue = q.name AND j.id = $1::bigint)
+LIMIT 1`;

@@ -15,7 +15,7 @@ function status(text, state) {
 function show(snapshot) {
   for (const id of SECTIONS) {
     const el = document.getElementById(id);
-    if (el) el.innerHTML = renderSection(id, snapshot);
+    if (el) el.innerHTML = renderSection(id, snapshot, base);
   }
 }
 

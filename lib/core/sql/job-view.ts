@@ -1,0 +1,50 @@
+import { JOB_COLUMNS } from './fragments.js';
+
+/**
+ * The dashboard's job view: the job, and every fact that may hold it back from running, read in the dashboard's
+ * READ ONLY transaction (lib/core/dashboard/job-view.ts turns them into reasons). Each fact is one index probe or
+ * a bounded walk, and only read where it can apply: the running count of the queue only under a concurrency
+ * limit, the rate window only under a rate limit, the key's holders only under the policy that holds keys back,
+ * the group's running count only for a job in a group, and the ready jobs ahead of it (at most 1,001) only while it
+ * is ready. Times are milliseconds since the epoch on the database's clock. $1 queue, $2 id
+ */
+export const dashboardJob = (s: string) => `
+SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heartbeat_until,
+  (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
+  (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after_ms,
+  q.paused, q.concurrency_limit, q.rate_limit_count, q.rate_limit_seconds,
+  CASE WHEN q.concurrency_limit IS NOT NULL AND j.state < 'active' THEN
+    (SELECT count(*)::int FROM ${s}.jobs a WHERE a.queue = j.queue AND a.state = 'active') END AS queue_running,
+  CASE WHEN q.rate_limit_count IS NOT NULL AND j.state < 'active' THEN coalesce((
+    SELECT w.started FROM ${s}.rate_windows w
+    WHERE w.queue = q.name
+      AND w.window_start = to_timestamp(floor(extract(epoch FROM statement_timestamp()) / q.rate_limit_seconds) * q.rate_limit_seconds)), 0) END
+    AS window_started,
+  CASE WHEN q.rate_limit_count IS NOT NULL THEN
+    ((floor(extract(epoch FROM statement_timestamp()) / q.rate_limit_seconds) + 1) * q.rate_limit_seconds * 1000)::float8 END AS window_ends_ms,
+  CASE WHEN j.state < 'active' AND j.policy IN ('singleton', 'stately') THEN (
+    SELECT a.id::text FROM ${s}.jobs a
+    WHERE a.queue = j.queue AND a.state = 'active' AND a.policy = j.policy AND a.singleton_key IS NOT DISTINCT FROM j.singleton_key
+    LIMIT 1) END AS key_running_id,
+  CASE WHEN j.state < 'active' AND j.policy = 'key_strict_fifo' THEN (
+    SELECT jsonb_build_object('id', b.id::text, 'state', b.state) FROM ${s}.jobs b
+    WHERE b.queue = j.queue AND b.singleton_key = j.singleton_key AND b.id <> j.id
+      AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo'
+    ORDER BY b.state DESC
+    LIMIT 1) END AS key_holder,
+  CASE WHEN j.state = 'created' AND j.policy = 'key_strict_fifo' THEN (
+    SELECT e.id::text FROM ${s}.jobs e
+    WHERE e.queue = j.queue AND e.singleton_key = j.singleton_key AND e.id < j.id
+      AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
+    LIMIT 1) END AS key_earlier_id,
+  CASE WHEN j.state < 'active' AND j.group_id IS NOT NULL THEN
+    (SELECT count(*)::int FROM ${s}.jobs a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active') END AS group_running,
+  CASE WHEN j.state < 'active' AND j.start_after <= statement_timestamp() THEN (
+    SELECT count(*)::int FROM (
+      SELECT 1 FROM ${s}.jobs r
+      WHERE r.queue = j.queue AND r.state < 'active' AND r.start_after <= statement_timestamp() AND r.id <> j.id
+        AND (r.priority > j.priority OR (r.priority = j.priority AND (r.start_after, r.id) < (j.start_after, j.id)))
+      LIMIT 1001) x) END AS ahead
+FROM ${s}.jobs j
+JOIN ${s}.queues q ON q.name = j.queue
+WHERE j.queue = $1 AND j.id = $2::bigint`;

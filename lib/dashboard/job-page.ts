@@ -1,0 +1,119 @@
+// The dashboard's page for one job: why it does not run (when it waits), its fields, its last error, and its data and
+// output as `redact` lets them be shown. Rendered on the server only; like the main page, everything stored goes
+// through esc().
+import type { JobView } from '../core/dashboard/job-view.js';
+import type { JobWithMetadata } from '../core/types.js';
+import { documentOf } from './page.js';
+import { duration, esc, jobLink } from './render.js';
+
+/**
+ * What the dashboard shows of a job's data and output: `redact(job)`'s answer, whose `data` and `output` are shown
+ * in place of the stored ones (a field it leaves out is not shown at all).
+ */
+export type Redact = (job: Readonly<JobWithMetadata>) => { data?: unknown; output?: unknown };
+
+/** The longest JSON shown of a payload or output (the rest is cut, and the page says so). */
+export const SHOWN_JSON_MAX = 64 * 1024;
+
+/** The job's data and output as the page shows them: JSON text, or why it is not shown. */
+export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string } {
+  if (!redact) return { data: json(job.data), output: json(job.output) };
+  let shown: { data?: unknown; output?: unknown };
+  try {
+    shown = redact(structuredClone(job));
+  } catch (err) {
+    const why = `hidden: redact(job) threw ${err instanceof Error ? err.message : String(err)}`;
+    return { data: why, output: why };
+  }
+  const pick = (key: 'data' | 'output') =>
+    shown !== null && typeof shown === 'object' && Object.hasOwn(shown, key) ? json(shown[key]) : 'hidden by redact(job)';
+  return { data: pick('data'), output: pick('output') };
+}
+
+function json(value: unknown): string {
+  if (value === undefined || value === null) return 'null';
+  let text: string;
+  try {
+    // a function or a symbol has no JSON: its type says what it was
+    text = JSON.stringify(value, null, 2) ?? `(${typeof value})`;
+  } catch (err) {
+    return `not shown: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return text.length > SHOWN_JSON_MAX
+    ? `${text.slice(0, SHOWN_JSON_MAX)}\n… ${(text.length - SHOWN_JSON_MAX).toLocaleString('en-US')} more characters not shown`
+    : text;
+}
+
+/** A time as stored, and how far it is from the view's "now". */
+function time(d: Date | null, now: number, empty = '–'): string {
+  if (!d) return esc(empty);
+  const s = (d.getTime() - now) / 1000;
+  const rel = Math.abs(s) < 1 ? 'now' : s < 0 ? `${duration(-s)} ago` : `in ${duration(s)}`;
+  return `<time datetime="${esc(d.toISOString())}">${esc(d.toISOString())}</time> <span class="muted">(${esc(rel)})</span>`;
+}
+
+function row(label: string, html: string): string {
+  return `<tr><th scope="row">${esc(label)}</th><td>${html}</td></tr>`;
+}
+
+/** The job page. `base`: the dashboard's path, without a trailing slash. */
+export function renderJobPage(view: JobView, version: string, base: string, redact: Redact | undefined): string {
+  const { job, now } = view;
+  const reasons =
+    view.reasons.length === 0
+      ? ''
+      : `<section><h2>Why it is not running</h2><ul class="reasons">${view.reasons
+          .map((r) => `<li data-code="${esc(r.code)}">${esc(r.text)}${r.jobId ? ` ${jobLink(base, r.jobId, 'view that job')}` : ''}</li>`)
+          .join('')}</ul></section>`;
+  const lease =
+    job.state === 'active' && job.leaseUntil
+      ? job.leaseUntil.getTime() <= now
+        ? '<span class="expired">expired, waiting for the reaper</span>'
+        : time(job.leaseUntil, now)
+      : '–';
+  const fields = [
+    row('State', `<span class="state">${esc(job.state)}</span>`),
+    row('Queue', `${esc(job.name)} <span class="muted">(${esc(view.policy)} policy)</span>`),
+    row('Priority', esc(job.priority)),
+    row('Retries', `${esc(job.retryCount)} of ${esc(job.retryLimit)}`),
+    row('Created', time(job.createdOn, now)),
+    row('Start after', job.startAfter ? time(job.startAfter, now) : 'when the jobs it depends on complete'),
+    row('Started', time(job.startedOn, now)),
+    row('Finished', time(job.completedOn, now)),
+    row('Worker', esc(job.workerId ?? '–')),
+    row('Lease', lease),
+    row('Singleton key', esc(job.singletonKey ?? '–')),
+    row('Dedupe key', esc(job.dedupeKey ?? '–')),
+    row(
+      'Group',
+      view.group ? `${esc(view.group.id)}${view.group.tier ? ` <span class="muted">(tier ${esc(view.group.tier)})</span>` : ''}` : '–',
+    ),
+    row('Dead letter', esc(job.deadLetter ?? '–')),
+    row('Copied from', job.sourceId ? `${jobLink(base, job.sourceId)} <span class="muted">(${esc(job.sourceName ?? '')})</span>` : '–'),
+    row('Kept until', time(job.keepUntil, now, 'while it waits')),
+  ].join('');
+  const error = job.lastError
+    ? `<section><h2>Last error · attempt ${esc(job.lastError.attempt)}, ${time(job.lastError.on, now)}</h2>
+<p class="error">${esc(job.lastError.name)}: ${esc(job.lastError.message)}</p>${job.lastError.stack ? `<pre class="stack">${esc(job.lastError.stack)}</pre>` : ''}</section>`
+    : '';
+  const shown = shownValues(job, redact);
+  const body = `<h2 class="job-title">Job ${esc(job.id)} <span class="badge">${esc(job.state)}</span></h2>
+<p class="muted">As read at ${esc(new Date(now).toISOString())}. <a href="">Read again</a> · <a href="${esc(base) || '/'}">Back to the dashboard</a></p>
+${reasons}
+<section><h2>Fields</h2><table class="fields"><tbody>${fields}</tbody></table></section>
+${error}
+<section><h2>Data</h2><pre class="json">${esc(shown.data)}</pre></section>
+<section><h2>Output</h2><pre class="json">${esc(shown.output)}</pre></section>`;
+  return documentOf(version, base, body, false, `Job ${job.id} · pgqueue`);
+}
+
+/** The page for an id that names no job. */
+export function renderMissingJobPage(id: string, version: string, base: string): string {
+  return documentOf(
+    version,
+    base,
+    `<h2>No job ${esc(id)}</h2><p>No job has this id: it may have been deleted, or removed after its retention. <a href="${esc(base) || '/'}">Back to the dashboard</a></p>`,
+    false,
+    'No such job · pgqueue',
+  );
+}

@@ -1,0 +1,173 @@
+// Why a waiting job does not run, from its facts alone (lib/core/dashboard/job-view.ts), and the job page's
+// rendering: everything stored shown as text, data and output only as redact(job) allows.
+import { waitReasons, type JobFacts, type JobView, type QueueWorkers } from '../../lib/core/dashboard/job-view.js';
+import type { JobWithMetadata } from '../../lib/core/types.js';
+import { renderJobPage, renderMissingJobPage, shownValues, SHOWN_JSON_MAX } from '../../lib/dashboard/job-page.js';
+
+const now = 1_800_000_000_000;
+const facts = (over: Partial<JobFacts> = {}): JobFacts => ({
+  state: 'created',
+  policy: 'standard',
+  singletonKey: null,
+  group: null,
+  now,
+  startAfter: now - 1000,
+  retryCount: 0,
+  blockedBy: 0,
+  paused: false,
+  concurrencyLimit: null,
+  queueRunning: null,
+  rateLimit: null,
+  keyRunningId: null,
+  keyHolder: null,
+  keyEarlierId: null,
+  groupRunning: null,
+  ahead: 0,
+  ...over,
+});
+const worked: QueueWorkers = { loops: [{ groupConcurrency: null }], stoppedBy: 0 };
+const codes = (f: JobFacts, w = worked) => waitReasons(f, w).map((r) => r.code);
+
+describe('why a job waits', () => {
+  it('gives no reason for a job that does not wait', () => {
+    for (const state of ['active', 'completed', 'failed', 'cancelled'] as const) expect(waitReasons(facts({ state }), worked)).toEqual([]);
+  });
+
+  it('deferred and backing off end at the job’s start; waiting for parents says how many', () => {
+    expect(waitReasons(facts({ startAfter: now + 60_000 }), worked)).toEqual([
+      { code: 'deferred', text: 'Deferred until 2027-01-15T08:01:00Z.', until: now + 60_000 },
+    ]);
+    const back = waitReasons(facts({ state: 'retry', retryCount: 2, startAfter: now + 5000 }), worked)[0]!;
+    expect(back).toMatchObject({ code: 'backing_off', until: now + 5000 });
+    expect(back.text).toContain('attempt 2 failed');
+    expect(waitReasons(facts({ blockedBy: 2, startAfter: Infinity }), worked)[0]!.text).toBe(
+      'It waits for 2 jobs it depends on to complete.',
+    );
+  });
+
+  it('lists every reason that holds, with the job that holds it back', () => {
+    const f = facts({
+      paused: true,
+      policy: 'key_strict_fifo',
+      singletonKey: 'k',
+      keyHolder: { id: '12', state: 'failed' },
+      concurrencyLimit: 2,
+      queueRunning: 2,
+      rateLimit: { count: 5, seconds: 60, started: 5, windowEnds: now + 30_000 },
+    });
+    const reasons = waitReasons(f, { loops: [], stoppedBy: 0 });
+    expect(reasons.map((r) => r.code)).toEqual(['paused', 'key_blocked', 'concurrency_limit', 'rate_limit', 'no_worker']);
+    expect(reasons[1]).toMatchObject({ jobId: '12', text: expect.stringContaining('Key "k" is blocked by job 12, which failed') });
+    expect(reasons[3]!.until).toBe(now + 30_000);
+    expect(codes(facts({ policy: 'key_strict_fifo', singletonKey: 'k', keyHolder: { id: '3', state: 'retry' } }))).toEqual(['key_busy']);
+    expect(codes(facts({ policy: 'singleton', keyRunningId: '4' }))).toEqual(['key_busy']);
+    expect(codes(facts({ concurrencyLimit: 3, queueRunning: 2, ahead: 0 }))).toEqual(['ready']);
+    expect(codes(facts(), { loops: [], stoppedBy: 1 })).toEqual(['workers_stopped']);
+  });
+
+  it('a group is held back only when every live loop of its queue limits it, at the largest of their limits', () => {
+    const group = { id: 'acme', tier: 'pro' };
+    const loops = (...limits: ({ default: number | null; tiers: Record<string, number> } | null)[]) => ({
+      loops: limits.map((groupConcurrency) => ({ groupConcurrency })),
+      stoppedBy: 0,
+    });
+    const f = facts({ group, groupRunning: 2 });
+    expect(codes(f, loops({ default: 1, tiers: { pro: 2 } }))).toEqual(['group_limit']);
+    expect(codes(f, loops({ default: 1, tiers: { pro: 3 } }))).toEqual(['ready']);
+    // a tier the loop does not name takes its default; a loop with no limit claims the job
+    expect(codes(facts({ group: { id: 'x', tier: 'free' }, groupRunning: 1 }), loops({ default: 1, tiers: { pro: 3 } }))).toEqual([
+      'group_limit',
+    ]);
+    expect(codes(f, loops({ default: 1, tiers: { pro: 2 } }, null))).toEqual(['ready']);
+    expect(codes(f, loops({ default: 1, tiers: { pro: 2 } }, { default: 4, tiers: {} }))).toEqual(['ready']);
+  });
+
+  it('a ready job says where it stands', () => {
+    expect(waitReasons(facts({ ahead: 0 }), worked)[0]!.text).toBe('Ready: it is the next job of its queue to be claimed.');
+    expect(waitReasons(facts({ ahead: 1 }), worked)[0]!.text).toBe('Ready: 1 job of its queue is claimed before it.');
+    expect(waitReasons(facts({ ahead: 1001 }), worked)[0]!.text).toBe('Ready: more than 1,000 jobs of its queue are claimed before it.');
+  });
+});
+
+const job = (over: Partial<JobWithMetadata> = {}): JobWithMetadata => ({
+  id: '42',
+  name: 'mail',
+  data: { to: 'a@b.c', token: 'secret-token' },
+  state: 'failed',
+  priority: 0,
+  retryCount: 2,
+  claimCount: 3,
+  retryLimit: 2,
+  retryDelay: 0,
+  retryBackoff: false,
+  retryDelayMax: null,
+  expireInSeconds: 900,
+  heartbeatSeconds: null,
+  deleteAfterSeconds: 0,
+  singletonKey: null,
+  dedupeKey: null,
+  startAfter: new Date(now - 60_000),
+  createdOn: new Date(now - 60_000),
+  startedOn: new Date(now - 10_000),
+  completedOn: new Date(now - 5000),
+  keepUntil: new Date(now + 86_400_000),
+  leaseUntil: null,
+  workerId: null,
+  output: { sent: false, apiKey: 'k-123' },
+  deadLetter: null,
+  sourceName: null,
+  sourceId: null,
+  sourceCreatedOn: null,
+  sourceRetryCount: null,
+  sourceOutput: null,
+  sourceRootId: null,
+  lastError: { name: 'Error', message: '<img src=x onerror=alert(1)>', on: new Date(now - 5000), attempt: 3 },
+  ...over,
+});
+const view = (j: JobWithMetadata, reasons: JobView['reasons'] = []): JobView => ({ job: j, policy: 'standard', group: null, now, reasons });
+
+describe('the job page', () => {
+  it('shows the stored error as text, and the reasons with links to the job that holds it back', () => {
+    const html = renderJobPage(
+      view(job({ state: 'created' }), [{ code: 'key_blocked', text: 'Key "<k>" is blocked by job 7', jobId: '7' }]),
+      '1.2.3',
+      '/queues',
+      undefined,
+    );
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('Why it is not running');
+    expect(html).toContain('Key &quot;&lt;k&gt;&quot; is blocked by job 7 <a class="job" href="/queues/jobs/7">view that job</a>');
+    expect(html).not.toMatch(/<script|style=/);
+    expect(renderMissingJobPage('<1>', '1.2.3', '/queues')).toContain('No job &lt;1&gt;');
+  });
+
+  it('shows data and output as stored without redact, and only what redact(job) answers with it', () => {
+    expect(shownValues(job(), undefined).data).toContain('secret-token');
+    const shown = shownValues(job(), (j) => ({ data: { ...(j.data as object), token: '[hidden]' } }));
+    expect(shown.data).toContain('[hidden]');
+    expect(shown.data).not.toContain('secret-token');
+    // output left out of the answer: not shown
+    expect(shown.output).toBe('hidden by redact(job)');
+    const html = renderJobPage(view(job()), '1.2.3', '/queues', () => ({ data: null, output: { sent: false } }));
+    expect(html).not.toContain('secret-token');
+    expect(html).not.toContain('k-123');
+  });
+
+  it('a redact that throws hides both; redact gets a copy it cannot change the job through; long JSON is cut', () => {
+    const j = job();
+    expect(
+      shownValues(j, () => {
+        throw new Error('bad field');
+      }),
+    ).toEqual({ data: 'hidden: redact(job) threw bad field', output: 'hidden: redact(job) threw bad field' });
+    shownValues(j, (copy) => {
+      (copy.data as { token: string }).token = 'changed';
+      return {};
+    });
+    expect((j.data as { token: string }).token).toBe('secret-token');
+    const big = shownValues(job({ data: 'x'.repeat(SHOWN_JSON_MAX + 10) }), undefined).data;
+    expect(big).toContain('more characters not shown');
+    expect(big.length).toBeLessThan(SHOWN_JSON_MAX + 100);
+  });
+});
