@@ -89,10 +89,11 @@ export class PermanentJobError extends QueueError {
 /** No job with that id exists in that queue. */
 export class JobNotFoundError extends QueueError {
   constructor(
-    readonly queue: string,
+    /** null: the job was looked for by its id alone, in every queue. */
+    readonly queue: string | null,
     readonly id: string,
   ) {
-    super(`job ${id} does not exist in queue "${queue}"`, 'JOB_NOT_FOUND');
+    super(`job ${id} does not exist${queue === null ? '' : ` in queue "${queue}"`}`, 'JOB_NOT_FOUND');
   }
 }
 

@@ -1,8 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { QueueModule } from 'nestjs-pgqueue';
+import { QueueAdminModule } from 'nestjs-pgqueue/admin';
+import { QueueDashboardModule } from 'nestjs-pgqueue/dashboard';
 import { QueueMetricsModule } from 'nestjs-pgqueue/prometheus';
 import { QueueHealthIndicator } from 'nestjs-pgqueue/terminus';
+import { AdminTokenGuard } from './admin-token.guard.js';
 import { EmailHandlers } from './email.handlers.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
@@ -13,9 +16,10 @@ export class AppModule {}
 
 /**
  * The sample application, wired to the PostgreSQL at `connectionString`. The queue's tables live in
- * `schema` (default `pgqueue`); they are created or upgraded when the app starts.
+ * `schema` (default `pgqueue`); they are created or upgraded when the app starts. The admin API answers requests
+ * that carry `adminToken` (default: the ADMIN_TOKEN environment variable; without one it refuses every request).
  */
-export function createAppModule(connectionString: string, schema?: string): DynamicModule {
+export function createAppModule(connectionString: string, schema?: string, adminToken = process.env.ADMIN_TOKEN): DynamicModule {
   return {
     module: AppModule,
     imports: [
@@ -23,6 +27,10 @@ export function createAppModule(connectionString: string, schema?: string): Dyna
       TerminusModule,
       // the queue's metrics on prom-client's default registry, served at GET /metrics
       QueueMetricsModule.forRoot(),
+      // the live dashboard at /queues: with no guard given, it answers this host only
+      QueueDashboardModule.forRoot({ path: '/queues' }),
+      // enqueue, look up, retry, delete, pause and resume over HTTP, for a caller with the token
+      QueueAdminModule.forRoot({ prefix: '/api/queue', guards: [new AdminTokenGuard(adminToken)] }),
     ],
     controllers: [JobsController, HealthController, MetricsController],
     providers: [EmailHandlers, QueueHealthIndicator],

@@ -148,7 +148,12 @@ async function main(): Promise<void> {
     app.enableShutdownHooks([...SHUTDOWN_SIGNALS]);
     const port = Number(process.env.PORT ?? 3000);
     await app.listen(port);
-    logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health, GET /metrics)`);
+    logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health, GET /metrics, GET /queues)`);
+    logger.log(
+      process.env.ADMIN_TOKEN
+        ? 'admin API at /api/queue, for requests with Authorization: Bearer $ADMIN_TOKEN'
+        : 'admin API at /api/queue refuses every request: set ADMIN_TOKEN to use it',
+    );
   } catch (err) {
     logger.error(`startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     await shutdown('startup failure', 1);

@@ -9,12 +9,13 @@ import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/d
 import { samples, series } from '../helpers/prometheus.js';
 
 const schema = uniqueSchema('sample');
+const ADMIN_TOKEN = 'sample-admin-token';
 const admin = testPool(2);
 let app: INestApplication | undefined;
 let base: string;
 
 beforeAll(async () => {
-  const moduleRef = await Test.createTestingModule({ imports: [createAppModule(testUrl(), schema)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [createAppModule(testUrl(), schema, ADMIN_TOKEN)] }).compile();
   app = moduleRef.createNestApplication({ logger: false });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
@@ -80,6 +81,29 @@ describe('sample app', () => {
     expect(s.get(series('pgqueue_job_wait_seconds_bucket', { le: '+Inf', ...queue }))).toBe(1);
     expect(s.get(series('pgqueue_queue_stored_jobs', queue))).toBe(1);
     expect(s.get(series('pgqueue_queue_queued_jobs', queue))).toBe(0);
+  });
+
+  it('mounts the dashboard at /queues and the admin API at /api/queue behind the token', async () => {
+    const page = await fetch(`${base}/queues`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Live job feed');
+    const enqueue = (authorization?: string) =>
+      fetch(`${base}/api/queue/enqueue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ queue: 'welcome-email', data: { to: 'ops@b.c' } }),
+      });
+    expect((await enqueue()).status).toBe(401);
+    expect((await enqueue('Bearer wrong-token-of-any-len')).status).toBe(403);
+    const made = await enqueue(`Bearer ${ADMIN_TOKEN}`);
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: string };
+    const job = await until(async () => {
+      const res = await fetch(`${base}/api/queue/jobs/${id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const body = (await res.json()) as { state: string };
+      return body.state === 'completed' ? body : null;
+    }, 'the job enqueued over the admin API completes');
+    expect(job).toMatchObject({ id, name: 'welcome-email', output: { sentTo: 'ops@b.c' } });
   });
 
   it('GET /jobs/:id answers 404 for an unknown or malformed id', async () => {

@@ -1,0 +1,265 @@
+// The admin HTTP API mounted in a Nest app, on Express and on Fastify, called over HTTP as an operator's script
+// would: each route's answer, the engine's typed errors as 400/404/409, the guard's refusal, and the JSON-only rule
+// that keeps a form on another site from changing anything.
+import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { QueueModule, QueueService } from 'nestjs-pgqueue';
+import { QueueAdminModule, isJsonContentType } from 'nestjs-pgqueue/admin';
+import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
+
+const schema = uniqueSchema('e2e_admin');
+const pool = testPool();
+afterAll(async () => {
+  await dropSchema(pool, `${schema}_express`);
+  await dropSchema(pool, `${schema}_fastify`);
+  await pool.end();
+});
+
+const TOKEN = 'test-token-1';
+
+/** Lets through a request with `Authorization: Bearer <TOKEN>`; 401 without one, 403 with another. */
+@Injectable()
+class TokenGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const auth = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization;
+    if (!auth) throw new UnauthorizedException();
+    return auth === `Bearer ${TOKEN}`;
+  }
+}
+
+type Platform = 'express' | 'fastify';
+
+async function start(platform: Platform): Promise<{ app: INestApplication; url: string }> {
+  @Module({
+    imports: [
+      QueueModule.forRoot({ connectionString: testUrl(), schema: `${schema}_${platform}`, supervise: false }),
+      QueueAdminModule.forRoot({ prefix: '/ops/api', guards: [TokenGuard] }),
+    ],
+  })
+  class App {}
+  const app =
+    platform === 'fastify'
+      ? await NestFactory.create(App, new FastifyAdapter(), { logger: false })
+      : await NestFactory.create(App, { logger: false });
+  await app.listen(0, '127.0.0.1');
+  return { app, url: `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/ops/api` };
+}
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+const json = { ...auth, 'content-type': 'application/json' };
+
+async function call(url: string, method: string, body?: unknown, headers: Record<string, string> = json) {
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platform) => {
+  let app: INestApplication;
+  let url: string;
+  beforeAll(async () => {
+    ({ app, url } = await start(platform));
+    const queue = app.get(QueueService);
+    await queue.createQueue('admin.mail', { retryLimit: 0 });
+    await queue.createQueue('admin/nested:name');
+  });
+  afterAll(() => app.close());
+
+  it('enqueues: 201 with enqueue()’s answer, 200 when deduped; bad input is 400 naming the field; an unknown queue 404', async () => {
+    const made = await call(`${url}/enqueue`, 'POST', {
+      queue: 'admin.mail',
+      data: { to: 'a@b.c' },
+      options: { dedupeKey: 'd1', priority: 2 },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ queue: 'admin.mail', state: 'created', deduped: false });
+    expect(made.body.id).toMatch(/^\d+$/);
+    expect(Date.parse(made.body.startAfter)).not.toBeNaN();
+    const again = await call(`${url}/enqueue`, 'POST', { queue: 'admin.mail', data: {}, options: { dedupeKey: 'd1' } });
+    expect(again).toMatchObject({ status: 200, body: { id: made.body.id, deduped: true } });
+    expect(made.headers.get('cache-control')).toBe('no-store');
+
+    const cases: [unknown, string][] = [
+      [{ data: {} }, 'queue'],
+      [{ queue: 'admin.mail', extra: 1 }, 'extra'],
+      [{ queue: 'admin.mail', options: { priority: 'high' } }, 'options.priority'],
+      [{ queue: 'admin.mail', options: { bogus: true } }, 'options.bogus'],
+      [{ queue: 'admin.mail', options: { db: {} } }, 'options.db'],
+      [{ queue: 'admin.mail', data: { s: 'nul \u0000 here' } }, 'data'],
+      [[1, 2], 'body'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await call(`${url}/enqueue`, 'POST', body);
+      expect({ field, status: res.status, got: res.body.field }).toEqual({ field, status: 400, got: field });
+      expect(res.body.message).toContain(field);
+    }
+    expect((await call(`${url}/enqueue`, 'POST', { queue: 'admin.none', data: {} })).body).toMatchObject({
+      statusCode: 404,
+      code: 'QUEUE_NOT_FOUND',
+    });
+  });
+
+  it('gets a job by id alone, pages a queue’s jobs by state, retries only a failed job, deletes whatever its state', async () => {
+    const queue = app.get(QueueService);
+    const done: string[] = [];
+    await queue.work('admin.mail', { pollingIntervalSeconds: 0.1 }, async (job) => {
+      done.push(job.id);
+      throw new Error('smtp down');
+    });
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await call(`${url}/enqueue`, 'POST', { queue: 'admin.mail', data: { i } })).body.id as string);
+    await until(async () => (await queue.findJobs('admin.mail', { state: 'failed' })).jobs.length >= 3, 'three jobs failed');
+    await queue.offWork('admin.mail');
+
+    const got = await call(`${url}/jobs/${ids[0]}`, 'GET', undefined, auth);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({
+      id: ids[0],
+      name: 'admin.mail',
+      state: 'failed',
+      data: { i: 0 },
+      lastError: { message: 'smtp down' },
+    });
+    expect((await call(`${url}/jobs/999999999`, 'GET', undefined, auth)).body).toMatchObject({ statusCode: 404, code: 'JOB_NOT_FOUND' });
+    expect((await call(`${url}/jobs/abc`, 'GET', undefined, auth)).body).toMatchObject({ statusCode: 400, field: 'id' });
+
+    const page1 = await call(`${url}/queues/admin.mail/jobs?state=failed&limit=2`, 'GET', undefined, auth);
+    expect(page1.status).toBe(200);
+    expect(page1.body.jobs.map((j: { id: string }) => j.id)).toEqual([ids[2], ids[1]]);
+    const page2 = await call(`${url}/queues/admin.mail/jobs?state=failed&limit=2&after=${page1.body.next}`, 'GET', undefined, auth);
+    expect(page2.body.jobs.map((j: { id: string }) => j.id)).toContain(ids[0]);
+    const both = await call(`${url}/queues/admin.mail/jobs?state=failed,created`, 'GET', undefined, auth);
+    expect(both.body.jobs.length).toBeGreaterThanOrEqual(4);
+    expect((await call(`${url}/queues/admin.mail/jobs?state=lost`, 'GET', undefined, auth)).body).toMatchObject({
+      statusCode: 400,
+      field: 'state',
+    });
+    expect((await call(`${url}/queues/admin.mail/jobs?limit=5000`, 'GET', undefined, auth)).body).toMatchObject({
+      statusCode: 400,
+      field: 'limit',
+    });
+    expect((await call(`${url}/queues/admin.mail/jobs?sort=id`, 'GET', undefined, auth)).body).toMatchObject({
+      statusCode: 400,
+      field: 'sort',
+    });
+    expect((await call(`${url}/queues/admin.none/jobs`, 'GET', undefined, auth)).body).toMatchObject({
+      statusCode: 404,
+      code: 'QUEUE_NOT_FOUND',
+    });
+    // a queue name with / and : travels encoded
+    const nested = await call(`${url}/queues/${encodeURIComponent('admin/nested:name')}/jobs`, 'GET', undefined, auth);
+    expect(nested).toMatchObject({ status: 200, body: { jobs: [], next: null } });
+
+    const retried = await call(`${url}/jobs/${ids[0]}/retry`, 'POST', {});
+    expect(retried).toMatchObject({ status: 200, body: { id: ids[0], state: 'retry' } });
+    // the job is no longer failed: a second retry is refused, naming its state
+    const refused = await call(`${url}/jobs/${ids[0]}/retry`, 'POST', {});
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'JOB_STATE' });
+    expect(refused.body.message).toContain('is retry');
+    expect((await call(`${url}/jobs/999999999/retry`, 'POST', {})).status).toBe(404);
+
+    const deleted = await call(`${url}/jobs/${ids[0]}`, 'DELETE', {});
+    expect(deleted).toMatchObject({ status: 200, body: { id: ids[0], queue: 'admin.mail', deleted: true } });
+    expect(await queue.getJobById('admin.mail', ids[0]!)).toBeNull();
+    expect((await call(`${url}/jobs/${ids[0]}`, 'DELETE', {})).status).toBe(404);
+  });
+
+  it('pauses and resumes a queue; an unknown queue is 404 and a bad name 400', async () => {
+    const queue = app.get(QueueService);
+    expect(await call(`${url}/queues/admin.mail/pause`, 'POST', {})).toMatchObject({
+      status: 200,
+      body: { queue: 'admin.mail', paused: true },
+    });
+    expect((await queue.getQueue('admin.mail'))!.paused).toBe(true);
+    expect(await call(`${url}/queues/admin.mail/resume`, 'POST', {})).toMatchObject({ status: 200, body: { paused: false } });
+    expect((await queue.getQueue('admin.mail'))!.paused).toBe(false);
+    expect((await call(`${url}/queues/admin.none/pause`, 'POST', {})).status).toBe(404);
+    expect((await call(`${url}/queues/${encodeURIComponent('bad name!')}/pause`, 'POST', {})).body).toMatchObject({
+      statusCode: 400,
+      field: 'name',
+    });
+  });
+
+  it('the guard refuses first (401 without a token, 403 with a wrong one); a form-encoded or untyped change is refused with 415', async () => {
+    const queue = app.get(QueueService);
+    expect((await call(`${url}/jobs/1`, 'GET', undefined, {})).status).toBe(401);
+    expect(
+      (await call(`${url}/enqueue`, 'POST', { queue: 'admin.mail' }, { authorization: 'Bearer wrong', 'content-type': 'application/json' }))
+        .status,
+    ).toBe(403);
+    const before = (await queue.getQueue('admin.mail', { force: true }))!.queuedCount;
+    const form = await call(`${url}/enqueue`, 'POST', 'queue=admin.mail&data=x', {
+      ...auth,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(form.status).toBe(415);
+    const text = await call(`${url}/queues/admin.mail/pause`, 'POST', 'x', { ...auth, 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    // a fetch with no body and no type (as no-cors fetch from another site may send) changes nothing either
+    expect((await call(`${url}/queues/admin.mail/pause`, 'POST', undefined, auth)).status).toBe(415);
+    expect((await call(`${url}/jobs/1`, 'DELETE', undefined, auth)).status).toBe(415);
+    expect((await queue.getQueue('admin.mail', { force: true }))!).toMatchObject({ queuedCount: before, paused: false });
+  });
+});
+
+describe('the admin API with the database away', () => {
+  it('answers 503 while it cannot reach the database, and works again when it returns', async () => {
+    const db = new URL(testUrl());
+    const proxy = await tcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+    db.hostname = '127.0.0.1';
+    db.port = String(proxy.port);
+    @Module({
+      imports: [
+        QueueModule.forRoot({
+          connectionString: db.toString(),
+          schema: `${schema}_express`,
+          supervise: false,
+          logger: { log() {}, warn() {}, error() {} },
+        }),
+        QueueAdminModule.forRoot({ guards: [TokenGuard] }),
+      ],
+    })
+    class App {}
+    const app = await NestFactory.create(App, { logger: false });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/api/queue`;
+      await app.get(QueueService).createQueue('admin.away');
+      await proxy.cut();
+      const away = await call(`${url}/enqueue`, 'POST', { queue: 'admin.away', data: {} });
+      expect(away).toMatchObject({ status: 503, body: { code: 'DATABASE_UNAVAILABLE' } });
+      expect((await call(`${url}/jobs/1`, 'GET', undefined, auth)).status).toBe(503);
+      await proxy.restore();
+      const back = await until(async () => {
+        const res = await call(`${url}/enqueue`, 'POST', { queue: 'admin.away', data: {} });
+        return res.status === 201 ? res : null;
+      }, 'an enqueue once the database is back');
+      expect(back.body).toMatchObject({ queue: 'admin.away', state: 'created' });
+    } finally {
+      await app.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('QueueAdminModule.forRoot', () => {
+  it('refuses to mount without a guard, or with a bad prefix, naming the option', () => {
+    expect(() => QueueAdminModule.forRoot({ guards: [] })).toThrow(/guards must be at least one guard/);
+    expect(() => QueueAdminModule.forRoot({} as never)).toThrow(/guards/);
+    expect(() => QueueAdminModule.forRoot({ prefix: 'api', guards: [TokenGuard] })).toThrow(/prefix/);
+  });
+
+  it('takes application/json with or without parameters as JSON, nothing else', () => {
+    for (const t of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8'])
+      expect(isJsonContentType(t)).toBe(true);
+    for (const t of ['application/x-www-form-urlencoded', 'text/plain', 'application/jsonp', 'multipart/form-data', undefined])
+      expect(isJsonContentType(t)).toBe(false);
+  });
+});

@@ -1,0 +1,72 @@
+// The admin API's request parsing and its one table of errors to HTTP answers, without a server or a database.
+import {
+  InvalidOptionError,
+  InvalidPayloadError,
+  JobNotFoundError,
+  JobStateError,
+  PayloadTooLargeError,
+  QueueError,
+  QueueExistsError,
+  QueueNotFoundError,
+} from '../../lib/core/errors.js';
+import { httpErrorOf, jobIdOf, parseEnqueueBody, parseFindQuery } from '../../lib/core/http-admin.js';
+
+describe('the admin API’s error answers', () => {
+  it('maps each typed error to its status, naming the field where the error has one', () => {
+    expect(httpErrorOf(new InvalidOptionError('options.priority', 'an integer', 'x'))).toEqual({
+      status: 400,
+      body: { statusCode: 400, code: 'INVALID_OPTION', message: 'options.priority must be an integer, got "x"', field: 'options.priority' },
+    });
+    expect(httpErrorOf(new InvalidPayloadError('data', 'a function'))).toMatchObject({ status: 400, body: { field: 'data' } });
+    expect(httpErrorOf(new PayloadTooLargeError('data', 10, 20))).toMatchObject({ status: 413, body: { field: 'data' } });
+    expect(httpErrorOf(new QueueNotFoundError('q'))?.status).toBe(404);
+    expect(httpErrorOf(new JobNotFoundError(null, '7'))).toMatchObject({ status: 404, body: { message: 'job 7 does not exist' } });
+    expect(httpErrorOf(new JobStateError('q', '7', 'active', 'failed'))?.status).toBe(400);
+    expect(httpErrorOf(new QueueExistsError('q', ['policy']))?.status).toBe(409);
+    expect(httpErrorOf(new QueueError('closing', 'QUEUE_CLOSED'))?.status).toBe(503);
+  });
+
+  it('a database that cannot be reached is 503; anything else is left to the server (500)', () => {
+    expect(httpErrorOf(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))?.status).toBe(503);
+    expect(httpErrorOf(Object.assign(new Error('terminating connection'), { code: '57P01' }))?.status).toBe(503);
+    expect(httpErrorOf(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }))?.status).toBe(503);
+    expect(httpErrorOf(new Error('Connection terminated unexpectedly'))?.body.code).toBe('DATABASE_UNAVAILABLE');
+    expect(httpErrorOf(new TypeError('x is undefined'))).toBeNull();
+    expect(httpErrorOf(Object.assign(new Error('syntax'), { code: '42601' }))).toBeNull();
+    expect(httpErrorOf(new QueueError('a bug', 'SOMETHING_ELSE'))).toBeNull();
+  });
+});
+
+describe('the admin API’s requests', () => {
+  it('an enqueue body is { queue, data, options }, each checked by name', () => {
+    expect(parseEnqueueBody({ queue: 'q', data: { a: 1 }, options: { priority: 1 } })).toEqual({
+      queue: 'q',
+      data: { a: 1 },
+      options: { priority: 1 },
+    });
+    expect(parseEnqueueBody({ queue: 'q' })).toEqual({ queue: 'q', data: undefined, options: undefined });
+    const fieldOf = (body: unknown) => {
+      try {
+        parseEnqueueBody(body);
+      } catch (err) {
+        return (err as InvalidOptionError).field;
+      }
+      return null;
+    };
+    expect(
+      [null, 'x', [], { queue: 1 }, { queue: 'q', payload: {} }, { queue: 'q', options: [] }, { queue: 'q', options: { db: 1 } }].map(
+        fieldOf,
+      ),
+    ).toEqual(['body', 'body', 'body', 'queue', 'payload', 'options', 'options.db']);
+  });
+
+  it('a find query becomes findJobs’ options: states repeated or comma-separated, numbers from text, unknown keys refused', () => {
+    expect(parseFindQuery({ state: 'failed', limit: '20', after: '15' })).toEqual({ state: 'failed', limit: 20, after: '15' });
+    expect(parseFindQuery({ state: ['failed', 'retry,created'] })).toEqual({ state: ['failed', 'retry', 'created'] });
+    expect(parseFindQuery({ limit: 'many' })).toEqual({ limit: 'many' });
+    expect(() => parseFindQuery({ order: 'asc' })).toThrow(/^order must be absent/);
+    expect(() => parseFindQuery({ after: ['1', '2'] })).toThrow(/^after must be given once/);
+    expect(jobIdOf('42')).toBe('42');
+    expect(() => jobIdOf('042')).toThrow(/^id must be a job id/);
+  });
+});
