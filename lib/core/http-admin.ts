@@ -72,6 +72,8 @@ export function parseEnqueueBody(body: unknown): { queue: string; data: unknown;
     throw new InvalidOptionError('options', 'an object of send options', options);
   // a connection cannot come over HTTP, and a JSON object in its place must not be taken for one
   if (options && 'db' in options) throw new InvalidOptionError('options.db', 'absent: the API sends on its own connection', options.db);
+  // send() takes the payload as its own argument: one given here would be dropped
+  if (options && 'data' in options) throw new InvalidOptionError('options.data', "absent: the payload is the body's data", options.data);
   return { queue, data: b.data, options };
 }
 

@@ -7,27 +7,35 @@ import { documentOf } from './page.js';
 import { duration, esc, jobLink } from './render.js';
 
 /**
- * What the dashboard shows of a job's data and output: `redact(job)`'s answer, whose `data` and `output` are shown
- * in place of the stored ones (a field it leaves out is not shown at all).
+ * What the dashboard shows of a job: `redact(job)`'s answer, whose `data` and `output` are shown in place of the
+ * stored ones (a field it leaves out is not shown at all); a `lastError` in it replaces the stored error's message
+ * and stack (null hides them).
  */
-export type Redact = (job: Readonly<JobWithMetadata>) => { data?: unknown; output?: unknown };
+export type Redact = (job: Readonly<JobWithMetadata>) => {
+  data?: unknown;
+  output?: unknown;
+  lastError?: Pick<NonNullable<JobWithMetadata['lastError']>, 'name' | 'message' | 'stack'> | null;
+};
+
+type ShownError = { name: string; message: string; stack?: string } | null;
 
 /** The longest JSON shown of a payload or output (the rest is cut, and the page says so). */
 export const SHOWN_JSON_MAX = 64 * 1024;
 
-/** The job's data and output as the page shows them: JSON text, or why it is not shown. */
-export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string } {
-  if (!redact) return { data: json(job.data), output: json(job.output) };
-  let shown: { data?: unknown; output?: unknown };
+/** The job's data, output and last error as the page shows them: JSON text, or why it is not shown. */
+export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string; error: ShownError } {
+  if (!redact) return { data: json(job.data), output: json(job.output), error: job.lastError };
+  let shown: ReturnType<Redact>;
   try {
     shown = redact(structuredClone(job));
   } catch (err) {
-    const why = `hidden: redact(job) threw ${err instanceof Error ? err.message : String(err)}`;
-    return { data: why, output: why };
+    // only the error's name: its message may quote what redact was hiding (JSON.parse's does)
+    const why = `hidden: redact(job) threw ${err instanceof Error ? err.name : typeof err}`;
+    return { data: why, output: why, error: job.lastError ? { name: 'Error', message: why } : null };
   }
-  const pick = (key: 'data' | 'output') =>
-    shown !== null && typeof shown === 'object' && Object.hasOwn(shown, key) ? json(shown[key]) : 'hidden by redact(job)';
-  return { data: pick('data'), output: pick('output') };
+  const has = (key: string) => shown !== null && typeof shown === 'object' && Object.hasOwn(shown, key);
+  const pick = (key: 'data' | 'output') => (has(key) ? json(shown[key]) : 'hidden by redact(job)');
+  return { data: pick('data'), output: pick('output'), error: has('lastError') ? (shown.lastError ?? null) : job.lastError };
 }
 
 function json(value: unknown): string {
@@ -92,11 +100,12 @@ export function renderJobPage(view: JobView, version: string, base: string, reda
     row('Copied from', job.sourceId ? `${jobLink(base, job.sourceId)} <span class="muted">(${esc(job.sourceName ?? '')})</span>` : '–'),
     row('Kept until', time(job.keepUntil, now, 'while it waits')),
   ].join('');
+  const shown = shownValues(job, redact);
+  const e = shown.error;
   const error = job.lastError
     ? `<section><h2>Last error · attempt ${esc(job.lastError.attempt)}, ${time(job.lastError.on, now)}</h2>
-<p class="error">${esc(job.lastError.name)}: ${esc(job.lastError.message)}</p>${job.lastError.stack ? `<pre class="stack">${esc(job.lastError.stack)}</pre>` : ''}</section>`
+${e ? `<p class="error">${esc(e.name)}: ${esc(e.message)}</p>${e.stack ? `<pre class="stack">${esc(e.stack)}</pre>` : ''}` : '<p class="muted">hidden by redact(job)</p>'}</section>`
     : '';
-  const shown = shownValues(job, redact);
   const body = `<h2 class="job-title">Job ${esc(job.id)} <span class="badge">${esc(job.state)}</span></h2>
 <p class="muted">As read at ${esc(new Date(now).toISOString())}. <a href="">Read again</a> · <a href="${esc(base) || '/'}">Back to the dashboard</a></p>
 ${reasons}
@@ -105,6 +114,17 @@ ${error}
 <section><h2>Data</h2><pre class="json">${esc(shown.data)}</pre></section>
 <section><h2>Output</h2><pre class="json">${esc(shown.output)}</pre></section>`;
   return documentOf(version, base, body, false, `Job ${job.id} · pgqueue`);
+}
+
+/** The page when the database cannot be read (the main page keeps its last figures; this one has none). */
+export function renderUnreadableJobPage(id: string, version: string, base: string, reason: string): string {
+  return documentOf(
+    version,
+    base,
+    `<h2>Job ${esc(id)}</h2><p class="alert error" role="alert">The database cannot be read: ${esc(reason)}. <a href="">Try again</a></p>`,
+    false,
+    `Job ${id} · pgqueue`,
+  );
 }
 
 /** The page for an id that names no job. */

@@ -31,9 +31,9 @@ import { DashboardSampler, type SamplerSource } from '../core/dashboard/sampler.
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
-import { readJobView } from '../core/dashboard/job-view.js';
+import { readJobView, type JobView } from '../core/dashboard/job-view.js';
 import { packageVersion } from '../core/version.js';
-import { renderJobPage, renderMissingJobPage, type Redact } from '../dashboard/job-page.js';
+import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage, type Redact } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
 import { QueueService } from './queue.service.js';
 
@@ -46,9 +46,9 @@ export interface QueueDashboardOptions {
    */
   guards?: (Type<CanActivate> | CanActivate)[];
   /**
-   * What the job view may show of a job's data and output: called with a copy of the job, its answer's `data` and
-   * `output` are shown in their place (a field it leaves out is not shown; a throw hides both). Without it, both are
-   * shown as stored.
+   * What the job view may show of a job: called with a copy of the job, its answer's `data` and `output` are shown
+   * in their place (a field it leaves out is not shown; a throw hides both), and its `lastError`, if it has one, in
+   * place of the stored error's message and stack (null hides them). Without it, all are shown as stored.
    */
   redact?: Redact;
 }
@@ -204,7 +204,14 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       @Res({ passthrough: true }) res: { status(code: number): unknown },
     ): Promise<string> {
       const base = pathOf(req).replace(/\/jobs\/[^/]*$/, '');
-      const view = await readJobView(this.host.source, id);
+      let view: JobView | null;
+      try {
+        view = await readJobView(this.host.source, id);
+      } catch (err) {
+        // the database is away or too slow (the read's statement_timeout): say so, as the main page does
+        res.status(503);
+        return renderUnreadableJobPage(id, packageVersion(), base, err instanceof Error ? err.message : String(err));
+      }
       if (view) return renderJobPage(view, packageVersion(), base, this.redact.fn);
       res.status(404);
       return renderMissingJobPage(id, packageVersion(), base);
@@ -259,7 +266,11 @@ export class QueueDashboardModule {
       throw new InvalidOptionError('guards', 'an array of guards (classes or instances)', options.guards);
     const guards = options.guards?.length ? options.guards : [LoopbackOnlyGuard];
     if (options.redact !== undefined && typeof options.redact !== 'function')
-      throw new InvalidOptionError('redact', 'a function (job) => ({ data, output }) whose answer the job view shows', options.redact);
+      throw new InvalidOptionError(
+        'redact',
+        'a function (job) => ({ data, output, lastError? }) whose answer the job view shows',
+        options.redact,
+      );
     return {
       module: QueueDashboardModule,
       controllers: [dashboardController(path, guards)],

@@ -152,23 +152,30 @@ describe('the job view', () => {
     expect(view.reasons[0]!.until!).toBeGreaterThan(view.now);
   });
 
-  it('a ready job that nothing holds back says how many jobs are claimed before it; a running job gives no reason', async () => {
+  it('a ready job that nothing holds back says how many ready jobs are ahead of it; a running job gives no reason', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('jv.ready');
     const w = await holdingWorker(q, 'jv.ready', { concurrency: 1 });
-    const busy = (await q.send('jv.ready', { n: 0 }))!;
-    await w.held.promise;
-    const a = (await q.send('jv.ready', { n: 1 }))!;
-    const b = (await q.send('jv.ready', { n: 2 }))!;
-    const urgent = (await q.send('jv.ready', { n: 3 }, { priority: 5 }))!;
-    expect((await viewOf(q, urgent))!.reasons).toEqual([
-      expect.objectContaining({ code: 'ready', text: expect.stringContaining('next job') }),
-    ]);
-    expect((await viewOf(q, a))!.reasons[0]!.text).toContain('1 job of its queue is claimed before it');
-    expect((await viewOf(q, b))!.reasons[0]!.text).toContain('2 jobs of its queue are claimed before it');
-    const active = (await viewOf(q, busy))!;
-    expect(active.job.state).toBe('active');
-    expect(active.reasons).toEqual([]);
-    w.release.resolve();
+    try {
+      const busy = (await q.send('jv.ready', { n: 0 }))!;
+      await w.held.promise;
+      const a = (await q.send('jv.ready', { n: 1 }))!;
+      const b = (await q.send('jv.ready', { n: 2 }))!;
+      const urgent = (await q.send('jv.ready', { n: 3 }, { priority: 5 }))!;
+      expect((await viewOf(q, urgent))!.reasons).toEqual([
+        expect.objectContaining({ code: 'ready', text: expect.stringContaining('no ready job of its queue is ahead of it') }),
+      ]);
+      // the urgent job (a higher priority) is ahead of a; it and a (sent earlier) are ahead of b
+      expect((await viewOf(q, a))!.reasons[0]!.text).toContain('1 ready job of its queue is ahead of it');
+      expect((await viewOf(q, b))!.reasons[0]!.text).toContain('2 ready jobs of its queue are ahead of it');
+      // a deferred job of a higher priority is not ahead
+      await q.sendAfter('jv.ready', { n: 4 }, { priority: 9 }, new Date(Date.now() + 3_600_000));
+      expect((await viewOf(q, a))!.reasons[0]!.text).toContain('1 ready job of its queue is ahead of it');
+      const active = (await viewOf(q, busy))!;
+      expect(active.job.state).toBe('active');
+      expect(active.reasons).toEqual([]);
+    } finally {
+      w.release.resolve();
+    }
   });
 });

@@ -91,6 +91,7 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
       [{ queue: 'admin.mail', options: { priority: 'high' } }, 'options.priority'],
       [{ queue: 'admin.mail', options: { bogus: true } }, 'options.bogus'],
       [{ queue: 'admin.mail', options: { db: {} } }, 'options.db'],
+      [{ queue: 'admin.mail', options: { data: { to: 'x' } } }, 'options.data'],
       [{ queue: 'admin.mail', data: { s: 'nul \u0000 here' } }, 'data'],
       [[1, 2], 'body'],
     ];

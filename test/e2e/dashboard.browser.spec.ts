@@ -147,6 +147,10 @@ describe('the dashboard in a browser', () => {
       timeout: 15_000,
     });
     await page.screenshot({ path: join(SHOTS, 'dashboard-database-away.png'), fullPage: true });
+    // a job view cannot be read either: it answers 503 and says so
+    const jobView = await fetch(`${url}/jobs/1`);
+    expect(jobView.status).toBe(503);
+    expect(await jobView.text()).toContain('The database cannot be read');
     await proxy.restore();
     await page.waitForFunction(() => !document.getElementById('alerts')?.textContent?.includes('The database cannot be read'), undefined, {
       timeout: 30_000,

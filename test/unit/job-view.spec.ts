@@ -83,9 +83,11 @@ describe('why a job waits', () => {
   });
 
   it('a ready job says where it stands', () => {
-    expect(waitReasons(facts({ ahead: 0 }), worked)[0]!.text).toBe('Ready: it is the next job of its queue to be claimed.');
-    expect(waitReasons(facts({ ahead: 1 }), worked)[0]!.text).toBe('Ready: 1 job of its queue is claimed before it.');
-    expect(waitReasons(facts({ ahead: 1001 }), worked)[0]!.text).toBe('Ready: more than 1,000 jobs of its queue are claimed before it.');
+    expect(waitReasons(facts({ ahead: 0 }), worked)[0]!.text).toBe('Ready: no ready job of its queue is ahead of it in claim order.');
+    expect(waitReasons(facts({ ahead: 1 }), worked)[0]!.text).toBe('Ready: 1 ready job of its queue is ahead of it in claim order.');
+    expect(waitReasons(facts({ ahead: 1001 }), worked)[0]!.text).toBe(
+      'Ready: more than 1,000 ready jobs of its queue are ahead of it in claim order.',
+    );
   });
 });
 
@@ -152,15 +154,28 @@ describe('the job page', () => {
     const html = renderJobPage(view(job()), '1.2.3', '/queues', () => ({ data: null, output: { sent: false } }));
     expect(html).not.toContain('secret-token');
     expect(html).not.toContain('k-123');
+    // the stored error is shown unless the answer has a lastError of its own (null hides it)
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    const masked = renderJobPage(view(job()), '1.2.3', '/queues', () => ({ lastError: { name: 'Error', message: 'token [hidden]' } }));
+    expect(masked).toContain('Error: token [hidden]');
+    expect(masked).not.toContain('onerror');
+    const hidden = renderJobPage(view(job()), '1.2.3', '/queues', () => ({ lastError: null }));
+    expect(hidden).toContain('Last error · attempt 3');
+    expect(hidden).not.toContain('onerror');
   });
 
   it('a redact that throws hides both; redact gets a copy it cannot change the job through; long JSON is cut', () => {
     const j = job();
+    // only the thrown error's name: its message may quote what redact was hiding
     expect(
       shownValues(j, () => {
-        throw new Error('bad field');
+        throw new SyntaxError('Unexpected token in "secret-token"');
       }),
-    ).toEqual({ data: 'hidden: redact(job) threw bad field', output: 'hidden: redact(job) threw bad field' });
+    ).toEqual({
+      data: 'hidden: redact(job) threw SyntaxError',
+      output: 'hidden: redact(job) threw SyntaxError',
+      error: { name: 'Error', message: 'hidden: redact(job) threw SyntaxError' },
+    });
     shownValues(j, (copy) => {
       (copy.data as { token: string }).token = 'changed';
       return {};

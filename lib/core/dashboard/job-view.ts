@@ -56,7 +56,7 @@ export interface JobFacts {
   keyHolder: { id: string; state: string } | null;
   keyEarlierId: string | null;
   groupRunning: number | null;
-  /** Ready jobs claimed before it (at most 1,001 are counted). */
+  /** Ready jobs ahead of it in claim order (more than 1,000: a lower bound). */
   ahead: number | null;
 }
 
@@ -147,8 +147,8 @@ export function waitReasons(f: JobFacts, workers: QueueWorkers): WaitReason[] {
       code: 'ready',
       text:
         ahead === 0
-          ? 'Ready: it is the next job of its queue to be claimed.'
-          : `Ready: ${ahead > 1000 ? 'more than 1,000 jobs' : jobs(ahead)} of its queue ${ahead === 1 ? 'is' : 'are'} claimed before it.`,
+          ? 'Ready: no ready job of its queue is ahead of it in claim order.'
+          : `Ready: ${ahead > 1000 ? 'more than 1,000 ready jobs' : `${ahead} ready job${ahead === 1 ? '' : 's'}`} of its queue ${ahead === 1 ? 'is' : 'are'} ahead of it in claim order.`,
     });
   }
   return out;
@@ -190,7 +190,8 @@ interface JobViewRow extends JobRow {
   key_holder: { id: string; state: string } | null;
   key_earlier_id: string | null;
   group_running: number | null;
-  ahead: number | null;
+  ahead_higher: number | null;
+  ahead_equal: number | null;
 }
 
 /** What the job view needs from the engine (the dashboard's sampler source). */
@@ -235,7 +236,7 @@ export async function readJobView(source: JobViewSource, id: string): Promise<Jo
         keyHolder: r.key_holder,
         keyEarlierId: r.key_earlier_id,
         groupRunning: r.group_running,
-        ahead: r.ahead,
+        ahead: r.ahead_higher === null || r.ahead_equal === null ? null : r.ahead_higher + r.ahead_equal,
       };
       return {
         job: toJobWithMetadata(r),

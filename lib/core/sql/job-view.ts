@@ -5,7 +5,7 @@ import { JOB_COLUMNS } from './fragments.js';
  * READ ONLY transaction (lib/core/dashboard/job-view.ts turns them into reasons). Each fact is one index probe or
  * a bounded walk, and only read where it can apply: the running count of the queue only under a concurrency
  * limit, the rate window only under a rate limit, the key's holders only under the policy that holds keys back,
- * the group's running count only for a job in a group, and the ready jobs ahead of it (at most 1,001) only while it
+ * the group's running count only for a job in a group, and the ready jobs ahead of it (counted up to 1,001 of each higher and equal priority) only while it
  * is ready. Times are milliseconds since the epoch on the database's clock. $1 queue, $2 id
  */
 export const dashboardJob = (s: string) => `
@@ -39,12 +39,18 @@ SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heart
     LIMIT 1) END AS key_earlier_id,
   CASE WHEN j.state < 'active' AND j.group_id IS NOT NULL THEN
     (SELECT count(*)::int FROM ${s}.jobs a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active') END AS group_running,
+  -- the ready jobs ahead in claim order, as two counts whose conditions bound a walk of jobs_ready_idx each (one
+  -- condition with OR could not: it would walk the rest of the queue's waiting jobs when fewer than the cap are ahead)
   CASE WHEN j.state < 'active' AND j.start_after <= statement_timestamp() THEN (
     SELECT count(*)::int FROM (
       SELECT 1 FROM ${s}.jobs r
-      WHERE r.queue = j.queue AND r.state < 'active' AND r.start_after <= statement_timestamp() AND r.id <> j.id
-        AND (r.priority > j.priority OR (r.priority = j.priority AND (r.start_after, r.id) < (j.start_after, j.id)))
-      LIMIT 1001) x) END AS ahead
+      WHERE r.queue = j.queue AND r.state < 'active' AND r.priority > j.priority AND r.start_after <= statement_timestamp()
+      LIMIT 1001) x) END AS ahead_higher,
+  CASE WHEN j.state < 'active' AND j.start_after <= statement_timestamp() THEN (
+    SELECT count(*)::int FROM (
+      SELECT 1 FROM ${s}.jobs r
+      WHERE r.queue = j.queue AND r.state < 'active' AND r.priority = j.priority AND (r.start_after, r.id) < (j.start_after, j.id)
+      LIMIT 1001) x) END AS ahead_equal
 FROM ${s}.jobs j
 JOIN ${s}.queues q ON q.name = j.queue
 WHERE j.queue = $1 AND j.id = $2::bigint`;
