@@ -10,7 +10,9 @@ import {
   Get,
   HttpCode,
   HttpException,
+  Inject,
   Injectable,
+  Optional,
   Module,
   Param,
   Post,
@@ -23,7 +25,10 @@ import {
   type CanActivate,
   type DynamicModule,
   type ExecutionContext,
+  type MiddlewareConsumer,
   type NestInterceptor,
+  type NestMiddleware,
+  type NestModule,
   type Type,
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
@@ -53,8 +58,18 @@ export function isJsonContentType(value: string | string[] | undefined): boolean
   return typeof value === 'string' && /^application\/json\s*(;|$)/i.test(value.trim());
 }
 
+/** Every admin answer, a guard's refusal included (a middleware runs before the guards): never cached, never sniffed. */
+@Injectable()
+class AdminHeaders implements NestMiddleware {
+  use(_req: unknown, res: { setHeader(name: string, value: string): unknown }, next: () => void): void {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  }
+}
+
 /**
- * Every admin route's headers and errors, and the JSON-only rule of state-changing ones: a request that changes
+ * Every admin route's errors, and the JSON-only rule of state-changing ones: a request that changes
  * something must say `Content-Type: application/json` (415 otherwise), so a form or a no-cors fetch from another
  * site, which cannot send that type, changes nothing. Runs after the guards: an unknown caller gets 401/403 first.
  */
@@ -63,9 +78,6 @@ class AdminErrors implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
     const req = http.getRequest<HttpRequest>();
-    const res = http.getResponse<{ header(name: string, value: string): unknown }>();
-    res.header('Cache-Control', 'no-store');
-    res.header('X-Content-Type-Options', 'nosniff');
     if (req.method !== 'GET' && req.method !== 'HEAD' && !isJsonContentType(req.headers['content-type']))
       throw new UnsupportedMediaTypeException({
         statusCode: 415,
@@ -155,8 +167,18 @@ function adminController(prefix: string, guards: (Type<CanActivate> | CanActivat
 }
 
 /** Mounts the admin API: `QueueAdminModule.forRoot({ prefix: '/api/queue', guards: [AdminGuard] })`. */
+/** The controller forRoot() made, for the module's middleware. */
+const ADMIN_CONTROLLER = Symbol('pgqueue:admin-controller');
+
 @Module({})
-export class QueueAdminModule {
+export class QueueAdminModule implements NestModule {
+  // optional: a module imported without forRoot() mounts nothing, and needs no middleware
+  constructor(@Optional() @Inject(ADMIN_CONTROLLER) private readonly controller: Type<unknown> | null) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    if (this.controller) consumer.apply(AdminHeaders).forRoutes(this.controller);
+  }
+
   static forRoot(options: QueueAdminOptions): DynamicModule {
     const o = (options ?? {}) as Partial<QueueAdminOptions>;
     const prefix = adminPrefix(o.prefix ?? '/api/queue');
@@ -166,6 +188,11 @@ export class QueueAdminModule {
         'at least one guard (a class or an instance): the admin API changes jobs and is never mounted open',
         o.guards,
       );
-    return { module: QueueAdminModule, controllers: [adminController(prefix, o.guards)], providers: [AdminErrors] };
+    const controller = adminController(prefix, o.guards);
+    return {
+      module: QueueAdminModule,
+      controllers: [controller],
+      providers: [AdminErrors, { provide: ADMIN_CONTROLLER, useValue: controller }],
+    };
   }
 }

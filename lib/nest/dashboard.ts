@@ -10,19 +10,20 @@ import {
   Header,
   Inject,
   Injectable,
+  Optional,
   Module,
   Param,
   Req,
   Res,
   Sse,
   UseGuards,
-  UseInterceptors,
-  type CallHandler,
   type CanActivate,
   type DynamicModule,
   type ExecutionContext,
   type MessageEvent,
-  type NestInterceptor,
+  type MiddlewareConsumer,
+  type NestMiddleware,
+  type NestModule,
   type OnModuleDestroy,
   type Type,
 } from '@nestjs/common';
@@ -103,13 +104,16 @@ export class LoopbackOnlyGuard implements CanActivate {
   }
 }
 
-/** Sets DASHBOARD_HEADERS on the response (Express's and Fastify's both have `header(name, value)`). */
+/**
+ * Sets DASHBOARD_HEADERS on every response of the dashboard's routes. A middleware, not an interceptor: it runs
+ * before the guards, so a refusal (403) carries them too. Nest hands middleware Node's own response on Express and
+ * on Fastify alike, and both keep headers set on it when they answer.
+ */
 @Injectable()
-class DashboardHeaders implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const res = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
-    for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) res.header(name, value);
-    return next.handle();
+class DashboardHeaders implements NestMiddleware {
+  use(_req: unknown, res: { setHeader(name: string, value: string): unknown }, next: () => void): void {
+    for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) res.setHeader(name, value);
+    next();
   }
 }
 
@@ -182,7 +186,6 @@ function dashboardPath(path: unknown): string {
 function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
   @Controller(path)
   @UseGuards(...guards)
-  @UseInterceptors(DashboardHeaders)
   class QueueDashboardController {
     constructor(
       private readonly host: DashboardHost,
@@ -258,8 +261,18 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
 }
 
 /** Mounts the dashboard: `QueueDashboardModule.forRoot({ path: '/queues', guards: [AdminGuard] })`. */
+/** The controller forRoot() made, for the module's middleware. */
+const DASHBOARD_CONTROLLER = Symbol('pgqueue:dashboard-controller');
+
 @Module({})
-export class QueueDashboardModule {
+export class QueueDashboardModule implements NestModule {
+  // optional: a module imported without forRoot() mounts nothing, and needs no middleware
+  constructor(@Optional() @Inject(DASHBOARD_CONTROLLER) private readonly controller: Type<unknown> | null) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    if (this.controller) consumer.apply(DashboardHeaders).forRoutes(this.controller);
+  }
+
   static forRoot(options: QueueDashboardOptions = {}): DynamicModule {
     const path = dashboardPath(options.path ?? '/queues');
     if (options.guards !== undefined && !Array.isArray(options.guards))
@@ -271,10 +284,15 @@ export class QueueDashboardModule {
         'a function (job) => ({ data, output, lastError? }) whose answer the job view shows',
         options.redact,
       );
+    const controller = dashboardController(path, guards);
     return {
       module: QueueDashboardModule,
-      controllers: [dashboardController(path, guards)],
-      providers: [DashboardHost, DashboardHeaders, { provide: REDACT, useValue: { fn: options.redact } }],
+      controllers: [controller],
+      providers: [
+        DashboardHost,
+        { provide: REDACT, useValue: { fn: options.redact } },
+        { provide: DASHBOARD_CONTROLLER, useValue: controller },
+      ],
     };
   }
 }

@@ -190,7 +190,9 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
 
   it('the guard refuses first (401 without a token, 403 with a wrong one); a form-encoded or untyped change is refused with 415', async () => {
     const queue = app.get(QueueService);
-    expect((await call(`${url}/jobs/1`, 'GET', undefined, {})).status).toBe(401);
+    const anonymous = await call(`${url}/jobs/1`, 'GET', undefined, {});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('cache-control')).toBe('no-store');
     expect(
       (await call(`${url}/enqueue`, 'POST', { queue: 'admin.mail' }, { authorization: 'Bearer wrong', 'content-type': 'application/json' }))
         .status,

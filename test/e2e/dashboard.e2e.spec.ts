@@ -257,7 +257,11 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
     }
     const guarded = await start(platform, { guards: [new AdminHeaderGuard()] });
     try {
-      expect((await fetch(`${guarded.url}/queues`)).status).toBe(403);
+      const refused = await fetch(`${guarded.url}/queues`);
+      expect(refused.status).toBe(403);
+      // the guard's refusal carries the security headers too
+      expect(refused.headers.get('x-frame-options')).toBe('DENY');
+      expect(refused.headers.get('content-security-policy')).toContain("default-src 'none'");
       expect((await fetch(`${guarded.url}/queues/snapshot`)).status).toBe(403);
       expect((await fetch(`${guarded.url}/queues`, { headers: { 'x-admin': 'yes' } })).status).toBe(200);
     } finally {
