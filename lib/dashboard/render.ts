@@ -206,6 +206,23 @@ function schedules(s: DashboardSnapshot): string {
   return table(['Name', 'Cron (UTC)', 'Task', 'Queue', 'Next run', 'Last run'], rows, 'No schedules');
 }
 
+/**
+ * A snapshot as the stream sent it, made whole again: a first event carries its `depth`; a later one carries only
+ * `depthAppend`, added to the points held (`held`) and trimmed to the last two minutes as the sampler keeps them.
+ */
+export function withDepth(
+  held: DashboardSnapshot['depth'],
+  event: Omit<DashboardSnapshot, 'depth'> & { depth?: DashboardSnapshot['depth']; depthAppend?: DashboardSnapshot['depth'] },
+): DashboardSnapshot {
+  const { depth: given, depthAppend, ...rest } = event;
+  let depth = given ?? held;
+  if (!given && depthAppend?.length) {
+    const last = held.at(-1)?.at ?? -Infinity;
+    depth = held.concat(depthAppend.filter((p) => p.at > last));
+  }
+  return { ...rest, depth: depth.filter((p) => p.at >= event.at - 120_000) };
+}
+
 /** One section's inner HTML. `base`: the dashboard's path without a trailing slash, for links to job views. */
 export function renderSection(id: SectionId, s: DashboardSnapshot, base = ''): string {
   switch (id) {

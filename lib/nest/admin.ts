@@ -27,7 +27,6 @@ import {
   type ExecutionContext,
   type MiddlewareConsumer,
   type NestInterceptor,
-  type NestMiddleware,
   type NestModule,
   type Type,
 } from '@nestjs/common';
@@ -36,6 +35,7 @@ import { InvalidOptionError, JobNotFoundError } from '../core/errors.js';
 import { findJobsByQuery, httpErrorOf, jobIdOf, parseEnqueueBody, queueOfJob } from '../core/http-admin.js';
 import type { JobPage } from '../core/job-finder.js';
 import type { EnqueueResult, JobWithMetadata } from '../core/types.js';
+import { headersMiddleware, MOUNTED_CONTROLLER, routePath } from './mount.js';
 import { QueueService } from './queue.service.js';
 
 export interface QueueAdminOptions {
@@ -58,15 +58,8 @@ export function isJsonContentType(value: string | string[] | undefined): boolean
   return typeof value === 'string' && /^application\/json\s*(;|$)/i.test(value.trim());
 }
 
-/** Every admin answer, a guard's refusal included (a middleware runs before the guards): never cached, never sniffed. */
-@Injectable()
-class AdminHeaders implements NestMiddleware {
-  use(_req: unknown, res: { setHeader(name: string, value: string): unknown }, next: () => void): void {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
-  }
-}
+/** Every admin answer, a guard's refusal included: never cached, never sniffed. */
+const AdminHeaders = headersMiddleware({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
 
 /**
  * Every admin route's errors, and the JSON-only rule of state-changing ones: a request that changes
@@ -91,13 +84,6 @@ class AdminErrors implements NestInterceptor {
       }),
     );
   }
-}
-
-/** A prefix as the module takes it: begins with `/`, ends without one, only characters a route path may hold. */
-function adminPrefix(prefix: unknown): string {
-  if (typeof prefix !== 'string' || !/^\/[A-Za-z0-9._~/-]*$/.test(prefix) || prefix.includes('//'))
-    throw new InvalidOptionError('prefix', 'a path such as "/api/queue" (letters, digits, . _ ~ - and /)', prefix);
-  return prefix.length > 1 ? prefix.replace(/\/$/, '') : prefix;
 }
 
 function adminController(prefix: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
@@ -167,13 +153,10 @@ function adminController(prefix: string, guards: (Type<CanActivate> | CanActivat
 }
 
 /** Mounts the admin API: `QueueAdminModule.forRoot({ prefix: '/api/queue', guards: [AdminGuard] })`. */
-/** The controller forRoot() made, for the module's middleware. */
-const ADMIN_CONTROLLER = Symbol('pgqueue:admin-controller');
-
 @Module({})
 export class QueueAdminModule implements NestModule {
   // optional: a module imported without forRoot() mounts nothing, and needs no middleware
-  constructor(@Optional() @Inject(ADMIN_CONTROLLER) private readonly controller: Type<unknown> | null) {}
+  constructor(@Optional() @Inject(MOUNTED_CONTROLLER) private readonly controller: Type<unknown> | null) {}
 
   configure(consumer: MiddlewareConsumer): void {
     if (this.controller) consumer.apply(AdminHeaders).forRoutes(this.controller);
@@ -181,7 +164,7 @@ export class QueueAdminModule implements NestModule {
 
   static forRoot(options: QueueAdminOptions): DynamicModule {
     const o = (options ?? {}) as Partial<QueueAdminOptions>;
-    const prefix = adminPrefix(o.prefix ?? '/api/queue');
+    const prefix = routePath('prefix', o.prefix ?? '/api/queue', '/api/queue');
     if (!Array.isArray(o.guards) || o.guards.length === 0)
       throw new InvalidOptionError(
         'guards',
@@ -192,7 +175,7 @@ export class QueueAdminModule implements NestModule {
     return {
       module: QueueAdminModule,
       controllers: [controller],
-      providers: [AdminErrors, { provide: ADMIN_CONTROLLER, useValue: controller }],
+      providers: [AdminErrors, { provide: MOUNTED_CONTROLLER, useValue: controller }],
     };
   }
 }

@@ -22,13 +22,13 @@ import {
   type ExecutionContext,
   type MessageEvent,
   type MiddlewareConsumer,
-  type NestMiddleware,
   type NestModule,
   type OnModuleDestroy,
   type Type,
 } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { DashboardSampler, type SamplerSource } from '../core/dashboard/sampler.js';
+import { SnapshotEncoder } from '../core/dashboard/stream.js';
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
@@ -36,6 +36,7 @@ import { readJobView, type JobView } from '../core/dashboard/job-view.js';
 import { packageVersion } from '../core/version.js';
 import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage, type Redact } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
+import { headersMiddleware, MOUNTED_CONTROLLER, routePath } from './mount.js';
 import { QueueService } from './queue.service.js';
 
 export interface QueueDashboardOptions {
@@ -104,18 +105,8 @@ export class LoopbackOnlyGuard implements CanActivate {
   }
 }
 
-/**
- * Sets DASHBOARD_HEADERS on every response of the dashboard's routes. A middleware, not an interceptor: it runs
- * before the guards, so a refusal (403) carries them too. Nest hands middleware Node's own response on Express and
- * on Fastify alike, and both keep headers set on it when they answer.
- */
-@Injectable()
-class DashboardHeaders implements NestMiddleware {
-  use(_req: unknown, res: { setHeader(name: string, value: string): unknown }, next: () => void): void {
-    for (const [name, value] of Object.entries(DASHBOARD_HEADERS)) res.setHeader(name, value);
-    next();
-  }
-}
+/** Sets DASHBOARD_HEADERS on every response of the dashboard's routes, a guard's refusal included. */
+const DashboardHeaders = headersMiddleware(DASHBOARD_HEADERS);
 
 /** The engine's sampler and the page's assets, one per app. */
 @Injectable()
@@ -139,6 +130,9 @@ export class DashboardHost implements OnModuleDestroy {
   get schema(): string {
     return runtimeOf(this.queue).config.schema;
   }
+
+  /** The stream's events, serialised once per snapshot whatever the number of viewers. */
+  readonly encoder = new SnapshotEncoder();
 
   /** Open event streams, ended when the app closes (an open stream would hold the server's close). */
   readonly streams = new Set<{ complete(): void }>();
@@ -174,13 +168,6 @@ function pathOf(req: { originalUrl?: string; url: string }): string {
 }
 
 const REDACT = Symbol('pgqueue:dashboard-redact');
-
-/** A path as the module takes it: begins with `/`, ends without one, only characters a route path may hold. */
-function dashboardPath(path: unknown): string {
-  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~/-]*$/.test(path) || path.includes('//'))
-    throw new InvalidOptionError('path', 'a path such as "/queues" (letters, digits, . _ ~ - and /)', path);
-  return path.length > 1 ? path.replace(/\/$/, '') : path;
-}
 
 /** The dashboard's controller for `path`, behind `guards`. */
 function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
@@ -228,7 +215,12 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
     @Sse('events')
     events(): Observable<MessageEvent> {
       return new Observable<MessageEvent>((subscriber) => {
-        const send = (s: DashboardSnapshot) => subscriber.next({ data: JSON.stringify(s) });
+        // the first event is the whole snapshot, the later ones its changes, each serialised once for every viewer
+        let first = true;
+        const send = (s: DashboardSnapshot) => {
+          subscriber.next({ data: first ? this.host.encoder.full(s) : this.host.encoder.delta(s) });
+          first = false;
+        };
         if (this.host.sampler.live && this.host.sampler.snapshot) send(this.host.sampler.snapshot);
         this.host.streams.add(subscriber);
         const unsubscribe = this.host.sampler.subscribe(send);
@@ -261,20 +253,17 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
 }
 
 /** Mounts the dashboard: `QueueDashboardModule.forRoot({ path: '/queues', guards: [AdminGuard] })`. */
-/** The controller forRoot() made, for the module's middleware. */
-const DASHBOARD_CONTROLLER = Symbol('pgqueue:dashboard-controller');
-
 @Module({})
 export class QueueDashboardModule implements NestModule {
   // optional: a module imported without forRoot() mounts nothing, and needs no middleware
-  constructor(@Optional() @Inject(DASHBOARD_CONTROLLER) private readonly controller: Type<unknown> | null) {}
+  constructor(@Optional() @Inject(MOUNTED_CONTROLLER) private readonly controller: Type<unknown> | null) {}
 
   configure(consumer: MiddlewareConsumer): void {
     if (this.controller) consumer.apply(DashboardHeaders).forRoutes(this.controller);
   }
 
   static forRoot(options: QueueDashboardOptions = {}): DynamicModule {
-    const path = dashboardPath(options.path ?? '/queues');
+    const path = routePath('path', options.path ?? '/queues', '/queues');
     if (options.guards !== undefined && !Array.isArray(options.guards))
       throw new InvalidOptionError('guards', 'an array of guards (classes or instances)', options.guards);
     const guards = options.guards?.length ? options.guards : [LoopbackOnlyGuard];
@@ -291,7 +280,7 @@ export class QueueDashboardModule implements NestModule {
       providers: [
         DashboardHost,
         { provide: REDACT, useValue: { fn: options.redact } },
-        { provide: DASHBOARD_CONTROLLER, useValue: controller },
+        { provide: MOUNTED_CONTROLLER, useValue: controller },
       ],
     };
   }

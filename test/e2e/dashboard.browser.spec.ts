@@ -13,7 +13,10 @@ import { dropSchema, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** The page's document as the functions that run in the browser use it (the project compiles without the DOM's types). */
-declare const document: { getElementById(id: string): { textContent: string | null } | null };
+declare const document: {
+  getElementById(id: string): { textContent: string | null } | null;
+  querySelector(selector: string): { getAttribute(name: string): string | null } | null;
+};
 
 const CHROMIUM = '/usr/bin/chromium';
 /** Where the screenshots go: PGQUEUE_SCREENSHOTS, else a folder of the system's temporary directory. */
@@ -100,6 +103,13 @@ describe('the dashboard in a browser', () => {
       await page.waitForFunction((t) => document.getElementById('tiles')?.textContent !== t, before, { timeout: 2000 });
       await page.waitForSelector('#throughput rect', { timeout: 2000 });
       await page.waitForSelector('#feed li.completed', { timeout: 2000 });
+      // the depth chart grows a point a second from the stream's later events, which carry only the new point
+      const points = await page.evaluate(() => document.querySelector('#queues polyline')?.getAttribute('points')?.split(' ').length ?? 0);
+      await page.waitForFunction(
+        (n) => (document.querySelector('#queues polyline')?.getAttribute('points')?.split(' ').length ?? 0) >= n + 2,
+        points,
+        { timeout: 5000 },
+      );
     } finally {
       clearInterval(sending);
     }

@@ -1,7 +1,7 @@
 // The dashboard page's script: takes the snapshots the server sends (Server-Sent Events) and renders each section
 // with the same code the server rendered the page with (render.js). EventSource reconnects by itself; the header
 // says whether the page is live.
-import { renderSection, SECTIONS } from './render.js';
+import { renderSection, SECTIONS, withDepth } from './render.js';
 
 const base = document.body.dataset.base ?? '';
 const connection = document.getElementById('connection');
@@ -23,8 +23,12 @@ function show(snapshot) {
 function connect() {
   const events = new EventSource(`${base}/events`);
   events.addEventListener('open', () => status('live', 'live'));
+  // each stream's first event is a whole snapshot; later ones carry only the new depth points (see stream.ts)
+  let depth = [];
   events.addEventListener('message', (e) => {
-    show(JSON.parse(e.data));
+    const snapshot = withDepth(depth, JSON.parse(e.data));
+    depth = snapshot.depth;
+    show(snapshot);
     status('live', 'live');
   });
   events.addEventListener('error', () => {
