@@ -5,24 +5,33 @@
 //             and a steady stream finishing over the last two minutes (the first sample reads those);
 //   backlog:  every job waiting (created), none finished: the counts' caps bound the read.
 // Usage: node bench/dashboard-sample.mjs [--queues 100] [--jobs 1000000] [--samples 30] [--shape finished|backlog|both]
+//   [--dist dist,/path/to/other/dist] [--statements] [--keep]
+//   --dist: builds whose samplers read the same filled schema in turn, sample by sample (a build's dist must
+//   resolve pg from a node_modules above it); the schema is filled by the first.
 //   (DATABASE_URL, else the machine's server). Prints a table: the first sample (a new connection, and two minutes
 //   of finishes read), and p50 / p95 / max of the samples after a few more, one a second, in ms.
 import pg from 'pg';
 // From the build, like bench/partitions.mjs, so that this script needs no `npm ci --prefix bench`.
-import { PgQueue } from '../dist/lib/core/index.js';
-import { runtimeOf } from '../dist/lib/core/pg-queue.js';
-import { DashboardSampler } from '../dist/lib/core/dashboard/sampler.js';
+import { resolve } from 'node:path';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
+const DISTS = String(arg('dist', new URL('../dist', import.meta.url).pathname))
+  .split(',')
+  .map((d) => resolve(d.trim()));
+const { PgQueue } = await import(`${DISTS[0]}/lib/core/index.js`);
+const { runtimeOf } = await import(`${DISTS[0]}/lib/core/pg-queue.js`);
+const SAMPLERS = await Promise.all(DISTS.map(async (d) => (await import(`${d}/lib/core/dashboard/sampler.js`)).DashboardSampler));
 const QUEUES = Number(arg('queues', 100));
 const JOBS = Number(arg('jobs', 1_000_000));
 const SAMPLES = Number(arg('samples', 30));
 const SHAPES = arg('shape', 'both') === 'both' ? ['finished', 'backlog'] : [arg('shape')];
 // --keep: the schemas stay (named in stderr), to look at the statements' plans afterwards
 const KEEP = process.argv.includes('--keep');
+// --statements: also times each statement of a sample on its own (15 runs, after 3 not counted), to see which cost
+const STATEMENTS = process.argv.includes('--statements');
 const WARM_UP = 5;
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const quiet = { log() {}, warn() {}, error: console.error };
@@ -67,7 +76,46 @@ async function fill(q, admin, schema, shape) {
   await admin.query(`VACUUM ANALYZE "${schema}".jobs`);
 }
 
+/** Each statement of a sample timed alone on an engine connection, with the arguments a sample gives it: p50 ms. */
+async function timeStatements(rt, admin, schema, at) {
+  const newest = (await admin.query(`SELECT coalesce(max(id), 0)::text AS id FROM "${schema}".jobs`)).rows[0].id;
+  const args = {
+    dashboardQueues: [1000],
+    dashboardFinished: [at - 6000, 50_000],
+    dashboardRetrying: [2000],
+    dashboardTimings: [500],
+    dashboardRunning: [50],
+    dashboardStarted: [at - 2000, 50],
+    dashboardLeases: [],
+    dashboardProblems: [20],
+    dashboardSent: [String(BigInt(newest) - 10n), 50],
+    dashboardFinishes: [at - 2000, 50],
+    dashboardWorkers: [],
+    dashboardSchedules: [100],
+  };
+  const client = await rt.connect();
+  const out = {};
+  try {
+    for (const [name, values] of Object.entries(args)) {
+      const times = [];
+      for (let i = 0; i < 18; i++) {
+        const t0 = performance.now();
+        await client.query({ name, text: rt.statements[name], values });
+        if (i >= 3) times.push(performance.now() - t0);
+      }
+      out[name] = pct(times, 50);
+    }
+    const t0 = performance.now();
+    for (let i = 0; i < 50; i++) await client.query('SELECT 1');
+    out['round trip (SELECT 1)'] = (performance.now() - t0) / 50;
+  } finally {
+    client.release();
+  }
+  return out;
+}
+
 const rows = [];
+const statementRows = [];
 for (const shape of SHAPES) {
   const schema = `bench_dash_${process.pid}_${shape}`;
   const admin = new pg.Client(url);
@@ -78,24 +126,45 @@ for (const shape of SHAPES) {
     await fill(q, admin, schema, shape);
     process.stderr.write(`${shape}: filled ${JOBS} jobs in ${QUEUES} queues in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
     const rt = runtimeOf(q);
-    const sampler = new DashboardSampler({ statements: rt.statements, connect: () => rt.connect() });
-    const times = [];
-    let first = 0;
-    let snap;
+    const builds = SAMPLERS.map((Sampler, b) => ({
+      dist: DISTS[b],
+      sampler: new Sampler({ statements: rt.statements, connect: () => rt.connect() }),
+      times: [],
+      first: 0,
+      snap: null,
+    }));
     // the first sample opens a connection (its backend loads the catalog) and reads two minutes of finishes; the
-    // next WARM_UP are not counted either, then SAMPLES are, one a second as a watched dashboard reads them
+    // next WARM_UP are not counted either, then SAMPLES are, one a second as a watched dashboard reads them; with
+    // several builds, each reads its sample in turn within the second, the order swapped every second
     for (let i = 0; i <= WARM_UP + SAMPLES; i++) {
       const s0 = performance.now();
-      snap = await sampler.sampleNow();
-      const ms = performance.now() - s0;
-      if (snap.error) throw new Error(`sample ${i} failed: ${snap.error}`);
-      if (i === 0) first = ms;
-      else if (i > WARM_UP) times.push(ms);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - ms)));
+      for (const b of i % 2 === 0 ? builds : [...builds].reverse()) {
+        const b0 = performance.now();
+        b.snap = await b.sampler.sampleNow();
+        const ms = performance.now() - b0;
+        if (b.snap.error) throw new Error(`sample ${i} failed: ${b.snap.error}`);
+        if (i === 0) b.first = ms;
+        else if (i > WARM_UP) b.times.push(ms);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1000 - (performance.now() - s0))));
     }
     const stored = (await admin.query(`SELECT count(*)::int AS n FROM "${schema}".jobs`)).rows[0].n;
-    rows.push({ shape, stored, first, p50: pct(times, 50), p95: pct(times, 95), max: Math.max(...times), waiting: snap.tiles.waiting });
-    await sampler.stop();
+    for (const b of builds) {
+      const { times, first, snap } = b;
+      rows.push({
+        shape,
+        dist: b.dist,
+        stored,
+        first,
+        p50: pct(times, 50),
+        p95: pct(times, 95),
+        max: Math.max(...times),
+        waiting: snap.tiles.waiting,
+      });
+      await b.sampler.stop();
+    }
+    const snap = builds[0].snap;
+    if (STATEMENTS) statementRows.push({ shape, times: await timeStatements(rt, admin, schema, snap.at) });
   } finally {
     await q.close();
     if (KEEP) process.stderr.write(`kept schema ${schema}\n`);
@@ -107,11 +176,20 @@ for (const shape of SHAPES) {
 console.log(
   `\n${QUEUES} queues, one sample = the statements of lib/core/sql/dashboard.ts in one READ ONLY transaction; ${SAMPLES} samples, one a second, after ${WARM_UP + 1}\n`,
 );
-console.log('| shape | stored jobs | waiting shown | first sample ms | p50 ms | p95 ms | max ms |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+const withBuild = DISTS.length > 1;
+console.log(`| shape |${withBuild ? ' build |' : ''} stored jobs | waiting shown | first sample ms | p50 ms | p95 ms | max ms |`);
+console.log(`| --- |${withBuild ? ' --- |' : ''} ---: | ---: | ---: | ---: | ---: | ---: |`);
 for (const r of rows) {
   const f = (x) => x.toFixed(1);
   console.log(
-    `| ${r.shape} | ${r.stored.toLocaleString('en-US')} | ${r.waiting.toLocaleString('en-US')} | ${f(r.first)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.max)} |`,
+    `| ${r.shape} |${withBuild ? ` ${r.dist} |` : ''} ${r.stored.toLocaleString('en-US')} | ${r.waiting.toLocaleString('en-US')} | ${f(r.first)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.max)} |`,
   );
+}
+
+if (STATEMENTS) {
+  console.log(`\neach statement alone, p50 ms of 15 runs\n`);
+  console.log(`| statement | ${statementRows.map((r) => r.shape).join(' | ')} |`);
+  console.log(`| --- | ${statementRows.map(() => '---:').join(' | ')} |`);
+  for (const name of Object.keys(statementRows[0]?.times ?? {}))
+    console.log(`| ${name} | ${statementRows.map((r) => r.times[name].toFixed(2)).join(' | ')} |`);
 }

@@ -9,6 +9,7 @@ import { isJobId } from '../job-refs.js';
 import { toJobWithMetadata, type JobRow } from '../rows.js';
 import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
+import { dashboardStatements } from './sampler.js';
 import type { JobWithMetadata, LoopInfo } from '../types.js';
 
 /** What holds a waiting job back, or where it stands when nothing does. */
@@ -206,7 +207,7 @@ export async function readJobView(source: JobViewSource, id: string): Promise<Jo
   return inTransaction(
     () => source.connect(),
     async (client) => {
-      const exec = pgExecutor(client);
+      const exec = pgExecutor(client, dashboardStatements(source.statements));
       const st = source.statements;
       const [located] = await exec.query<{ name: string }>(st.getJobQueue, [id]);
       if (!located) return null;

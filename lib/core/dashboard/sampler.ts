@@ -31,6 +31,22 @@ export interface SamplerSource {
   connect(): Promise<pg.PoolClient>;
 }
 
+const prepared = new WeakMap<Statements, ReadonlySet<string>>();
+
+/**
+ * The dashboard's statements, prepared once per connection (pgExecutor's planOnce) rather than planned on each run:
+ * planning them took about half of a sample (`node bench/dashboard-sample.mjs`, docs/performance.md). Their plans
+ * are made for any arguments (the engine's sessions plan generically), so one plan serves every sample.
+ */
+export function dashboardStatements(st: Statements): ReadonlySet<string> {
+  let set = prepared.get(st);
+  if (!set) {
+    set = new Set(Object.entries(st).flatMap(([name, text]) => (name.startsWith('dashboard') || name === 'getJobQueue' ? [text] : [])));
+    prepared.set(st, set);
+  }
+  return set;
+}
+
 /** How often a sample is read while someone watches. */
 export const SAMPLE_INTERVAL_MS = 1000;
 /** A sample that has not answered by then is reported (the database hangs); the next waits for it to end. */
@@ -116,7 +132,8 @@ export class DashboardSampler {
     if (Date.now() - this.readAt > HISTORY_SECONDS * 1000) this.forget();
     const work = inTransaction(
       () => this.source.connect(),
-      (client) => readSample(pgExecutor(client), this.source.statements, this.readFrom, this.lastSeq),
+      (client) =>
+        readSample(pgExecutor(client, dashboardStatements(this.source.statements)), this.source.statements, this.readFrom, this.lastSeq),
       beginDashboardRead,
     );
     let snapshot: DashboardSnapshot;
