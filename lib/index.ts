@@ -14,3 +14,5 @@ export { QueueModule, type QueueModuleAsyncOptions } from './nest/queue.module.j
 export { QueueService } from './nest/queue.service.js';
 export { QueueHandler, type QueueHandlerOptions } from './nest/decorators/queue-handler.decorator.js';
 export { QUEUE_CONFIG } from './nest/queue.constants.js';
+export { QueueErrorFilter } from './nest/error-filter.js';
+export { httpErrorOf, type HttpError } from './core/http-errors.js';

@@ -1,61 +1,12 @@
 // The admin HTTP API's work, without HTTP: what a request may hold (parsed into the engine's own calls, refused
-// with the engine's typed errors naming the field), the few calls that take a job by id alone, and the one table
-// that turns the engine's errors into HTTP answers (lib/nest/admin.ts mounts the routes).
+// with the engine's typed errors naming the field), and the few calls that take a job by id alone
+// (lib/nest/admin.ts mounts the routes; http-errors.ts turns the errors into answers).
 import { isJobId } from './job-refs.js';
-import { InvalidOptionError, JobNotFoundError, QueueError } from './errors.js';
+import { InvalidOptionError, JobNotFoundError } from './errors.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
 import { runtimeOf, type PgQueue } from './pg-queue.js';
-import { sqlState } from './pg-errors.js';
 import type { JobState, SendOptions } from './types.js';
 import { queueName } from './validate.js';
-
-/** An HTTP answer for an error: its status and a JSON body that names the field where there is one. */
-export interface HttpError {
-  status: number;
-  body: { statusCode: number; code: string; message: string; field?: string };
-}
-
-/** Status by the engine's error code; the codes not listed are the server's fault (500). */
-const STATUS: Readonly<Record<string, number>> = {
-  INVALID_OPTION: 400,
-  INVALID_PAYLOAD: 400,
-  // retrying a job that is not failed: the reference API answers 400 (the job is in the wrong state for it)
-  JOB_STATE: 400,
-  PAYLOAD_TOO_LARGE: 413,
-  QUEUE_NOT_FOUND: 404,
-  JOB_NOT_FOUND: 404,
-  QUEUE_EXISTS: 409,
-  KEY_TAKEN: 409,
-  JOB_RACE: 409,
-  QUEUE_RACE: 409,
-  QUEUE_CLOSED: 503,
-};
-
-/** Node's codes of a connection that could not be made or was lost. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
-
-/**
- * The HTTP answer for what an engine call threw: the engine's typed errors by their code, a database that cannot be
- * reached (or ended the statement: a restart, a timeout) as 503; null for anything else, which is a bug to report.
- */
-export function httpErrorOf(err: unknown): HttpError | null {
-  if (err instanceof QueueError) {
-    const status = STATUS[err.code];
-    if (status === undefined) return null;
-    // InvalidOptionError, InvalidPayloadError and PayloadTooLargeError name the field
-    const field = (err as { field?: unknown }).field;
-    return answer(status, err.code, err.message, typeof field === 'string' ? field : undefined);
-  }
-  const state = sqlState(err);
-  const lost =
-    (state !== undefined && (CONNECTION_CODES.has(state) || /^(08|57)/.test(state))) ||
-    (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/i.test(err.message));
-  return lost ? answer(503, 'DATABASE_UNAVAILABLE', 'the database cannot be reached now; try again') : null;
-}
-
-function answer(status: number, code: string, message: string, field?: string): HttpError {
-  return { status, body: { statusCode: status, code, message, ...(field === undefined ? {} : { field }) } };
-}
 
 const ENQUEUE_KEYS = new Set(['queue', 'data', 'options']);
 

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { ResolvedConfig } from './config.js';
 import { drizzlePool, withEngineSession, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
+import { startupError } from './startup-error.js';
 import { migrate, type MigrationResult } from './migrate.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { QueueMonitor, type MonitorResult } from './monitor.js';
@@ -163,7 +164,13 @@ export class Runtime {
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
     this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.router.preparedTexts : undefined);
-    if (cfg.migrate) this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+    if (cfg.migrate) {
+      try {
+        this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+      } catch (err) {
+        throw startupError(err, cfg.connectionString);
+      }
+    }
     if (cfg.supervise) {
       const gate = this.gate;
       // One lane: an instance's passes never hold two of the pool's connections at once.

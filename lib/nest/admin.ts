@@ -1,8 +1,8 @@
 // The admin HTTP API inside the user's Nest app: QueueAdminModule.forRoot({ prefix, guards }) mounts the few actions
 // an operator needs (enqueue, look a job up, page through a queue's jobs, retry, delete, pause, resume). It refuses
 // to start without a guard: these routes change jobs. State-changing routes take only application/json, which a
-// form on another site cannot send. The work is in lib/core/http-admin.ts, and so is the one table that turns the
-// engine's typed errors into HTTP answers (AdminErrors applies it to every route).
+// form on another site cannot send. The work is in lib/core/http-admin.ts; the one table that turns the engine's
+// typed errors into HTTP answers is lib/core/http-errors.ts, which AdminErrors applies to every route.
 import {
   Body,
   Controller,
@@ -32,7 +32,8 @@ import {
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
 import { InvalidOptionError, JobNotFoundError } from '../core/errors.js';
-import { findJobsByQuery, httpErrorOf, jobIdOf, parseEnqueueBody, queueOfJob } from '../core/http-admin.js';
+import { findJobsByQuery, jobIdOf, parseEnqueueBody, queueOfJob } from '../core/http-admin.js';
+import { httpErrorOf } from '../core/http-errors.js';
 import type { JobPage } from '../core/job-finder.js';
 import type { EnqueueResult, JobWithMetadata } from '../core/types.js';
 import { headersMiddleware, MOUNTED_CONTROLLER, routePath } from './mount.js';
@@ -61,6 +62,9 @@ export function isJsonContentType(value: string | string[] | undefined): boolean
 /** Every admin answer, a guard's refusal included: never cached, never sniffed. */
 const AdminHeaders = headersMiddleware({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
 
+/** Retrying a job that is not failed answers 400, as the admin API this one follows does (elsewhere 409). */
+const ADMIN_STATUSES = { JOB_STATE: 400 };
+
 /**
  * Every admin route's errors, and the JSON-only rule of state-changing ones: a request that changes
  * something must say `Content-Type: application/json` (415 otherwise), so a form or a no-cors fetch from another
@@ -79,7 +83,7 @@ class AdminErrors implements NestInterceptor {
       });
     return next.handle().pipe(
       catchError((err: unknown) => {
-        const mapped = httpErrorOf(err);
+        const mapped = httpErrorOf(err, ADMIN_STATUSES);
         return throwError(() => (mapped ? new HttpException(mapped.body, mapped.status, { cause: err }) : err));
       }),
     );

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import { QueueModule } from 'nestjs-pgqueue';
+import { QueueErrorFilter, QueueModule } from 'nestjs-pgqueue';
 import { QueueAdminModule } from 'nestjs-pgqueue/admin';
 import { QueueDashboardModule } from 'nestjs-pgqueue/dashboard';
 import { QueueMetricsModule } from 'nestjs-pgqueue/prometheus';
@@ -33,6 +34,7 @@ export function createAppModule(connectionString: string, schema?: string, admin
       QueueAdminModule.forRoot({ prefix: '/api/queue', guards: [new AdminTokenGuard(adminToken)] }),
     ],
     controllers: [JobsController, HealthController, MetricsController],
-    providers: [EmailHandlers, QueueHealthIndicator],
+    // the queue's typed errors as HTTP answers (400 naming the field, 404, 409, 503) in every controller
+    providers: [EmailHandlers, QueueHealthIndicator, { provide: APP_FILTER, useClass: QueueErrorFilter }],
   };
 }

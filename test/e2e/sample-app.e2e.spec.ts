@@ -114,6 +114,16 @@ describe('sample app', () => {
     }
   });
 
+  it('POST /jobs answers a payload PostgreSQL cannot store (a NUL character) with 400 naming the field', async () => {
+    const res = await fetch(`${base}/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ to: 'a\u0000b@c.d' }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ statusCode: 400, code: 'INVALID_PAYLOAD', field: 'data' });
+  });
+
   it('POST /jobs refuses a "to" that is not a string', async () => {
     const res = await fetch(`${base}/jobs`, {
       method: 'POST',

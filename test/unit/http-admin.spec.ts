@@ -9,7 +9,8 @@ import {
   QueueExistsError,
   QueueNotFoundError,
 } from '../../lib/core/errors.js';
-import { httpErrorOf, jobIdOf, parseEnqueueBody, parseFindQuery } from '../../lib/core/http-admin.js';
+import { jobIdOf, parseEnqueueBody, parseFindQuery } from '../../lib/core/http-admin.js';
+import { httpErrorOf } from '../../lib/core/http-errors.js';
 
 describe('the admin API’s error answers', () => {
   it('maps each typed error to its status, naming the field where the error has one', () => {
@@ -21,7 +22,9 @@ describe('the admin API’s error answers', () => {
     expect(httpErrorOf(new PayloadTooLargeError('data', 10, 20))).toMatchObject({ status: 413, body: { field: 'data' } });
     expect(httpErrorOf(new QueueNotFoundError('q'))?.status).toBe(404);
     expect(httpErrorOf(new JobNotFoundError(null, '7'))).toMatchObject({ status: 404, body: { message: 'job 7 does not exist' } });
-    expect(httpErrorOf(new JobStateError('q', '7', 'active', 'failed'))?.status).toBe(400);
+    expect(httpErrorOf(new JobStateError('q', '7', 'active', 'failed'))?.status).toBe(409);
+    // the admin API answers 400 there, as the API it follows does
+    expect(httpErrorOf(new JobStateError('q', '7', 'active', 'failed'), { JOB_STATE: 400 })?.status).toBe(400);
     expect(httpErrorOf(new QueueExistsError('q', ['policy']))?.status).toBe(409);
     expect(httpErrorOf(new QueueError('closing', 'QUEUE_CLOSED'))?.status).toBe(503);
   });
