@@ -5,6 +5,7 @@ export * from './core/types.js';
 export { PgQueue, type ChangeResult, type FetchOptions, type FindJobsOptions, type JobPage } from './core/pg-queue.js';
 export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './core/config.js';
 export { QUEUE_DEFAULTS } from './core/options.js';
+export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './core/job-definition.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './core/bins.js';
 export type { MaintenanceResult } from './core/maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './core/health.js';

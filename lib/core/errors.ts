@@ -68,11 +68,10 @@ export class InvalidPayloadError extends QueueError {
   constructor(
     readonly field: string,
     readonly reason: string,
+    /** What the payload must be (a job's schema may say more than JSON does). */
+    expected = 'JSON-serialisable (plain objects, arrays, strings, finite numbers, booleans, null)',
   ) {
-    super(
-      `${field} must be JSON-serialisable (plain objects, arrays, strings, finite numbers, booleans, null), got ${reason}`,
-      'INVALID_PAYLOAD',
-    );
+    super(`${field} must be ${expected}, got ${reason}`, 'INVALID_PAYLOAD');
   }
 }
 

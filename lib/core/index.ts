@@ -4,6 +4,7 @@ export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './c
 export { PgQueue, type ChangeResult, type FetchOptions, type FindJobsOptions, type JobPage } from './pg-queue.js';
 export { migrate, LATEST_VERSION, type MigrationResult } from './migrate.js';
 export { QUEUE_DEFAULTS } from './options.js';
+export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './job-definition.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './bins.js';
 export type { MaintenanceResult } from './maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './health.js';

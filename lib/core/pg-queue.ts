@@ -5,6 +5,7 @@ import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './c
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
+import type { JobName } from './job-definition.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
@@ -235,12 +236,12 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
    * insert joins the caller's transaction.
    */
-  send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
+  send<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<string | null> {
     return this.units.sender.send(name, data, options);
   }
 
   /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
-  enqueue<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<EnqueueResult> {
+  enqueue<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<EnqueueResult> {
     return this.units.sender.enqueue(name, data, options);
   }
 
@@ -248,7 +249,13 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
    * ones return null.
    */
-  sendThrottled<T = unknown>(name: string, data: T, options: MaybeSendOptions, seconds: number, key?: string): Promise<string | null> {
+  sendThrottled<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     return this.units.sender.sendThrottled(name, data, options, seconds, key);
   }
 
@@ -256,12 +263,23 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
    * instead of dropped; at most one job waits there, so later sends return null.
    */
-  sendDebounced<T = unknown>(name: string, data: T, options: MaybeSendOptions, seconds: number, key?: string): Promise<string | null> {
+  sendDebounced<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    seconds: number,
+    key?: string,
+  ): Promise<string | null> {
     return this.units.sender.sendDebounced(name, data, options, seconds, key);
   }
 
   /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
-  sendAfter<T = unknown>(name: string, data: T, options: MaybeSendOptions, startAfter: Date | string | number): Promise<string | null> {
+  sendAfter<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    startAfter: Date | string | number,
+  ): Promise<string | null> {
     return this.send(name, data, { ...(options ?? {}), startAfter });
   }
 
@@ -269,7 +287,7 @@ export class PgQueue extends EventEmitter<QueueEvents> {
    * Inserts many jobs in one statement; returns the ids of the jobs inserted, in input order. A job that
    * the queue's policy or a dedupe key refuses is skipped (its id is missing from the result).
    */
-  insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+  insert<T = unknown>(name: JobName<T>, jobs: JobInsert<NoInfer<T>>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
     return this.units.sender.insert(name, jobs, options);
   }
 
@@ -339,7 +357,11 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /** Starts a worker loop for `name` that calls `handler` for each job (each claim's jobs, with `batch`); returns its id. */
-  work<T = unknown, O extends WorkOptions = WorkOptions>(name: string, options: O | undefined, handler: HandlerFor<O, T>): Promise<string> {
+  work<T = unknown, O extends WorkOptions = WorkOptions>(
+    name: JobName<T>,
+    options: O | undefined,
+    handler: HandlerFor<O, T>,
+  ): Promise<string> {
     return this.units.registry.work(name, options, handler as JobHandler | BatchHandler);
   }
 

@@ -2,6 +2,7 @@
 // the caller's transaction. The policy's conflict check is paid only where a queued job could meet it.
 import { callerExecutor, type Executor } from './db.js';
 import { InvalidOptionError } from './errors.js';
+import { jobNameOf, resolveJob, type JobName } from './job-definition.js';
 import { parseSendOptions, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
@@ -16,7 +17,8 @@ const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singl
 export class Sender {
   constructor(private readonly rt: Runtime) {}
 
-  async send<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<string | null> {
+  async send<T = unknown>(job: JobName<T>, payload?: T, options?: SendOptions): Promise<string | null> {
+    const { name, data } = resolveJob(job, payload);
     queueName('name', name);
     return (await this.sendOne(name, data, options, parseSendOptions(options))).id;
   }
@@ -27,7 +29,8 @@ export class Sender {
    * holder's id instead of a new job. No job (refused by the queue's policy, or a dedupeKey whose holder finished
    * in between) answers id null; a job gone before the read (run and removed) answers state and startAfter null.
    */
-  async enqueue<T = unknown>(name: string, data?: T, options?: SendOptions): Promise<EnqueueResult> {
+  async enqueue<T = unknown>(job: JobName<T>, payload?: T, options?: SendOptions): Promise<EnqueueResult> {
+    const { name, data } = resolveJob(job, payload);
     queueName('name', name);
     const { id, deduped, exec } = await this.sendOne(name, data, options, parseSendOptions(options));
     if (id === null) return { id: null, queue: name, state: null, startAfter: null, deduped: false };
@@ -66,24 +69,26 @@ export class Sender {
   }
 
   async sendThrottled<T = unknown>(
-    name: string,
-    data: T,
+    job: JobName<T>,
+    payload: T,
     options: SendOptions | null | undefined,
     seconds: number,
     key?: string,
   ): Promise<string | null> {
+    const { name, data } = resolveJob(job, payload);
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
     return (await this.sendOne(name, data, options ?? undefined, parsed)).id;
   }
 
   async sendDebounced<T = unknown>(
-    name: string,
-    data: T,
+    job: JobName<T>,
+    payload: T,
     options: SendOptions | null | undefined,
     seconds: number,
     key?: string,
   ): Promise<string | null> {
+    const { name, data } = resolveJob(job, payload);
     queueName('name', name);
     const parsed = this.throttled(options, seconds, key);
     const now = (await this.sendOne(name, data, options ?? undefined, parsed)).id;
@@ -101,12 +106,19 @@ export class Sender {
     return { ...parsed, singletonKey, throttle, slotOffset: 0 };
   }
 
-  async insert<T = unknown>(name: string, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+  async insert<T = unknown>(queue: JobName<T>, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+    const name = jobNameOf(queue);
     queueName('name', name);
     if (!Array.isArray(jobs)) throw new InvalidOptionError('jobs', 'an array of jobs', jobs);
     const opts = record('options', options);
     const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`));
-    const data = jobs.map((job, i) => toJson(`jobs[${i}].data`, job.data, this.rt.config.maxPayloadBytes));
+    const data = jobs.map((job, i) =>
+      toJson(
+        `jobs[${i}].data`,
+        typeof queue === 'string' ? job.data : resolveJob(queue, job.data, `jobs[${i}].data`).data,
+        this.rt.config.maxPayloadBytes,
+      ),
+    );
     if (jobs.length === 0) return [];
     const exec = opts.db ? (await this.rt.start(), callerExecutor(opts.db)) : await this.rt.db();
     return this.insertRows(exec, name, data, parsed);

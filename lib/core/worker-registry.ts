@@ -2,6 +2,7 @@
 // stopping them (by queue, by id, or all at shutdown, each draining within a deadline), and holding them stopped
 // for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
 // a new loop).
+import { checkedHandler, jobNameOf, type JobName } from './job-definition.js';
 import { InvalidOptionError, QueueError } from './errors.js';
 import { Notifier } from './notifier.js';
 import { parseWorkOptions, type ParsedWorkOptions } from './options.js';
@@ -59,10 +60,12 @@ export class WorkerRegistry {
    * Makes a loop for queue `name` and starts it, unless the queue's loops are held stopped: it is then kept, to
    * start with startWorking(). Returns its id, which offWork() takes whether the loop runs or is held.
    */
-  async work(name: string, options: WorkOptions | undefined, handler: JobHandler | BatchHandler): Promise<string> {
+  async work(job: JobName, options: WorkOptions | undefined, given: JobHandler | BatchHandler): Promise<string> {
+    const name = jobNameOf(job);
     queueName('name', name);
     const parsed = parseWorkOptions(options);
-    if (typeof handler !== 'function') throw new InvalidOptionError('handler', 'a function', handler);
+    if (typeof given !== 'function') throw new InvalidOptionError('handler', 'a function', given);
+    const handler = typeof job === 'string' ? given : checkedHandler(job, given, parsed.batch);
     if (!this.rt.config.workers)
       throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const def: LoopDefinition = {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleI
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
 import { QueueError, QueueNotFoundError } from '../core/errors.js';
+import type { JobDefinition } from '../core/job-definition.js';
 import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
 import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
@@ -12,6 +13,8 @@ import { QueueService } from './queue.service.js';
 
 interface DiscoveredHandler {
   queue: string;
+  /** The declared job, whose schema checks each payload (null: a queue named by a string). */
+  job: JobDefinition | null;
   where: string;
   instance: Record<string, (job: Job) => unknown>;
   method: string;
@@ -90,7 +93,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       const run = (job: Job) => h.instance[h.method]!.call(h.instance, job);
       // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
       Object.defineProperty(run, 'name', { value: h.where });
-      await this.queue.work(h.queue, h.workOptions, run);
+      await this.queue.work(h.job ?? h.queue, h.workOptions, run);
     }
   }
 
@@ -125,6 +128,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
         parseWorkOptions(work, field);
         found.push({
           queue: meta.name,
+          job: meta.job ?? null,
           where,
           instance: wrapper.instance as DiscoveredHandler['instance'],
           method,

@@ -1,6 +1,7 @@
+import { isJobDefinition, type JobDefinition } from '../../core/job-definition.js';
 import { queueName } from '../../core/validate.js';
 import type { DeclaredSchedule } from '../../core/schedules.js';
-import type { QueueOptions, WorkOptions } from '../../core/types.js';
+import type { BatchJob, Job, QueueOptions, WorkOptions } from '../../core/types.js';
 import { QUEUE_HANDLER_METADATA } from '../queue.constants.js';
 
 /**
@@ -13,16 +14,36 @@ export type QueueHandlerOptions = QueueOptions & WorkOptions & { schedule?: stri
 export interface QueueHandlerMetadata {
   name: string;
   options: QueueHandlerOptions;
+  /** The declared job it handles, when it was given one: its schema checks each payload. */
+  job: JobDefinition | null;
 }
+
+/** A method that handles jobs with payloads of type T, one at a time or in batches. */
+type HandlerMethod<T> = ((job: Job<T>) => unknown) | ((jobs: BatchJob<T>[]) => unknown);
 
 /**
  * Binds a provider method to a queue: at bootstrap the queue is created if missing and a worker loop
  * calls the method for each job. What it returns becomes the job's output; a throw fails the attempt.
+ * Given a job of defineJob(), the method's parameter must take that job's payload type (a compile error
+ * otherwise), the job's queue options are the queue's (the decorator's own win), and its schema checks each
+ * payload before the method runs.
  */
-export function QueueHandler(name: string, options: QueueHandlerOptions = {}): MethodDecorator {
-  queueName('@QueueHandler name', name);
+export function QueueHandler<T>(
+  job: JobDefinition<T>,
+  options?: QueueHandlerOptions,
+): <M extends HandlerMethod<T>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>) => void;
+export function QueueHandler(name: string, options?: QueueHandlerOptions): MethodDecorator;
+export function QueueHandler(name: string | JobDefinition, options: QueueHandlerOptions = {}): MethodDecorator {
+  const job = isJobDefinition(name) ? name : null;
+  const queue = job ? job.name : name;
+  queueName('@QueueHandler name', queue);
+  const merged = job ? { ...job.options, ...options } : options;
   return (_target, _key, descriptor) => {
-    Reflect.defineMetadata(QUEUE_HANDLER_METADATA, { name, options } satisfies QueueHandlerMetadata, descriptor.value as object);
+    Reflect.defineMetadata(
+      QUEUE_HANDLER_METADATA,
+      { name: queue as string, options: merged, job } satisfies QueueHandlerMetadata,
+      descriptor.value as object,
+    );
     return descriptor;
   };
 }
