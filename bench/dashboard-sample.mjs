@@ -128,7 +128,7 @@ for (const shape of SHAPES) {
     const rt = runtimeOf(q);
     const builds = SAMPLERS.map((Sampler, b) => ({
       dist: DISTS[b],
-      sampler: new Sampler({ statements: rt.statements, connect: () => rt.connect() }),
+      sampler: new Sampler({ statements: rt.statements, connect: () => rt.connect(), prepared: rt.namesStatements }),
       times: [],
       first: 0,
       snap: null,

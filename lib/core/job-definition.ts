@@ -1,12 +1,16 @@
 // Typed jobs: a job declared once, `defineJob<T>(name, options)`, names its queue and the type of its payload
 // wherever a queue name goes (send, enqueue, insert, work, @QueueHandler), so a wrong payload is a compile error;
-// with a `schema` (any object with `parse`: zod, valibot, …) it is also checked at run time, at the send and
+// with a `schema` (any object with `parse`: zod's, or one of your own) it is also checked at run time, at the send and
 // before the handler runs.
 import { InvalidOptionError, InvalidPayloadError, PermanentJobError } from './errors.js';
 import type { QueueOptions } from './types.js';
 import { queueName } from './validate.js';
 
-/** What a payload is checked with: `parse` returns the payload (maybe cleaned) or throws. */
+/**
+ * What a payload is checked with: `parse` returns the payload (maybe cleaned) or throws. What it returns is stored,
+ * and a worker parses it again before the handler runs (a job sent by its plain name was never checked): a schema
+ * must accept its own output (zod's transforms that change a value's type do not).
+ */
 export interface JobSchema<T> {
   parse(data: unknown): T;
 }
@@ -36,7 +40,7 @@ export function defineJob<T = unknown>(name: string, options: QueueOptions & { s
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'an object of queue options', options);
   const { schema, ...queueOptions } = options;
   if (schema !== undefined && (schema === null || typeof (schema as { parse?: unknown }).parse !== 'function'))
-    throw new InvalidOptionError('options.schema', 'an object with a parse(data) method (zod, valibot, …)', schema);
+    throw new InvalidOptionError('options.schema', 'an object with a parse(data) method (a zod schema, or one of your own)', schema);
   return Object.freeze({ name, options: Object.freeze({ ...queueOptions }), schema: schema ?? null });
 }
 
@@ -87,6 +91,13 @@ export function parseForHandler<T>(job: JobDefinition<T>, data: unknown): unknow
  */
 export function checkedHandler<H extends (arg: never) => unknown>(job: JobDefinition<unknown>, handler: H, batch: boolean): H {
   if (!job.schema) return handler;
+  const checked = wrapped(job, handler, batch);
+  // the task the workers registry and the dashboard show is the handler's name
+  Object.defineProperty(checked, 'name', { value: handler.name });
+  return checked;
+}
+
+function wrapped<H extends (arg: never) => unknown>(job: JobDefinition<unknown>, handler: H, batch: boolean): H {
   const parse = (j: { data: unknown }) => (j.data = parseForHandler(job, j.data));
   if (!batch)
     return ((j: { data: unknown }) => {

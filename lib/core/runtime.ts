@@ -119,6 +119,14 @@ export class Runtime {
     return this.gate.connect;
   }
 
+  /**
+   * Whether statements may be prepared (named) on the engine's connections: only on a pool the engine made with
+   * its session settings, and not behind a transaction-mode pooler (preparedStatements: false).
+   */
+  get namesStatements(): boolean {
+    return this.config.connectionString !== null && this.config.preparedStatements;
+  }
+
   /** The settings the engine's pool connects with, for a connection of its own beside the pool (LISTEN). */
   get connectionOptions(): pg.ClientConfig {
     return { ...(this.pool as pg.Pool & { options: pg.ClientConfig }).options };
@@ -163,7 +171,7 @@ export class Runtime {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.gate = new PoolGate(this.pool, cfg.connectionString !== null && cfg.preparedStatements ? this.router.preparedTexts : undefined);
+    this.gate = new PoolGate(this.pool, this.namesStatements ? this.router.preparedTexts : undefined);
     if (cfg.migrate) {
       try {
         this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);

@@ -9,7 +9,7 @@ function target(connectionString: string | null): { user: string; address: strin
   if (!connectionString) return null;
   try {
     const url = new URL(connectionString);
-    const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username) || 'postgres';
+    const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username) || '(default)';
     return {
       user: decodeURIComponent(url.username) || '(default)',
       address: `${url.hostname || 'localhost'}:${url.port || 5432}`,
@@ -29,7 +29,9 @@ export function startupError(err: unknown, connectionString: string | null): unk
   const state = sqlState(err);
   const cause = { cause: err };
   if (state === '3D000') {
-    const database = t?.database ?? 'named by the connection';
+    // the server's message names the database it was asked for (libpq's defaults and PGDATABASE included)
+    const named = err instanceof Error ? /database "(.+)" does not exist/.exec(err.message)?.[1] : undefined;
+    const database = named ?? t?.database ?? 'named by the connection';
     return Object.assign(
       new QueueError(
         `database "${database}" does not exist${t ? ` on ${t.address}` : ''}: create it (createdb ${database}) or name another in the connection string`,

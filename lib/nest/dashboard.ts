@@ -123,6 +123,9 @@ export class DashboardHost implements OnModuleDestroy {
         return runtimeOf(queue).statements;
       },
       connect: () => runtimeOf(queue).connect(),
+      get prepared() {
+        return runtimeOf(queue).namesStatements;
+      },
     };
     this.sampler = new DashboardSampler(this.source);
   }

@@ -17,7 +17,7 @@ afterAll(() => f.cleanup());
 async function samplerOf(q: PgQueue): Promise<DashboardSampler> {
   await q.start();
   const rt = runtimeOf(q);
-  return new DashboardSampler({ statements: rt.statements, connect: () => rt.connect() });
+  return new DashboardSampler({ statements: rt.statements, connect: () => rt.connect(), prepared: rt.namesStatements });
 }
 
 describe('the dashboard sampler', () => {
@@ -148,6 +148,25 @@ describe('the dashboard sampler', () => {
     await sampler.stop();
   });
 
+  it('prepares its statements only where the engine prepares its own (not with preparedStatements: false)', async () => {
+    for (const preparedStatements of [true, false]) {
+      // one connection: the sample's and the check's
+      const q = f.create({ supervise: false, poolSize: 1, preparedStatements });
+      await q.createQueue('d.prepared');
+      const sampler = await samplerOf(q);
+      expect((await sampler.sampleNow()).error).toBeNull();
+      const client = await runtimeOf(q).connect();
+      try {
+        const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'pgq_%'");
+        expect({ preparedStatements, named: rows[0]!.n > 0 }).toEqual({ preparedStatements, named: preparedStatements });
+      } finally {
+        client.release();
+      }
+      await sampler.stop();
+      await q.close();
+    }
+  });
+
   it('a database it cannot read is reported, and the last figures stay', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('d.down');
@@ -157,6 +176,7 @@ describe('the dashboard sampler', () => {
     const sampler = new DashboardSampler({
       statements: rt.statements,
       connect: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : rt.connect()),
+      prepared: rt.namesStatements,
     });
     const good = await sampler.sampleNow();
     expect(good.error).toBeNull();

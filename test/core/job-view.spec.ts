@@ -12,7 +12,7 @@ afterAll(() => f.cleanup());
 
 async function viewOf(q: PgQueue, id: string) {
   const rt = runtimeOf(q);
-  return readJobView({ statements: rt.statements, connect: () => rt.connect() }, id);
+  return readJobView({ statements: rt.statements, connect: () => rt.connect(), prepared: rt.namesStatements }, id);
 }
 
 async function codesOf(q: PgQueue, id: string): Promise<string[]> {

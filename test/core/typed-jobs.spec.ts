@@ -11,7 +11,7 @@ const f = queueFixture('typed');
 afterEach(() => f.closeMade());
 afterAll(() => f.cleanup());
 
-/** A schema as zod's or valibot's: parse() returns the payload with only its known field, or throws. */
+/** A schema as zod's: parse() returns the payload with only its known field, or throws. */
 const userSchema: JobSchema<{ userId: string }> = {
   parse(d: unknown) {
     const userId = (d as { userId?: unknown } | null)?.userId;
@@ -62,6 +62,12 @@ describe('defineJob', () => {
     expect(failed.retryCount).toBe(0);
     expect(failed.lastError?.message).toContain('the payload is not accepted by the schema of job "typed.work": userId: expected a string');
     expect(seen).toEqual([{ userId: 'u2' }]);
+    // the handler keeps its name: the task the workers registry shows
+    await q.work(Welcome, { pollingIntervalSeconds: 0.1 }, async function sendWelcome() {});
+    await until(
+      async () => (await q.getWorkers()).some((w) => w.loops.some((l) => l.task === 'sendWelcome')),
+      "the loop listed under its handler's name",
+    );
   });
 
   it('a batch handler gets the jobs the schema accepts; each refused one fails on its own', async () => {

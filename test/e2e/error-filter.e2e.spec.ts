@@ -22,6 +22,12 @@ class OrdersController {
     return { id: await this.queue.send(body.queue ?? 'orders', { at: 1 }, { priority: body.priority as number }) };
   }
 
+  @Get('driver')
+  driver(): never {
+    // a driver error of the app's own connections: not the queue's to answer
+    throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:6379'), { code: 'ECONNREFUSED' });
+  }
+
   @Get('bug')
   bug(): never {
     throw new TypeError('a bug of the app');
@@ -61,6 +67,7 @@ describe.each(['express', 'fastify'] as const)('QueueErrorFilter on %s', (platfo
     expect((await post({})).status).toBe(201);
     expect(await post({ priority: 'high' })).toMatchObject({ status: 400, body: { code: 'INVALID_OPTION', field: 'options.priority' } });
     expect(await post({ queue: 'nope' })).toMatchObject({ status: 404, body: { code: 'QUEUE_NOT_FOUND' } });
+    expect((await fetch(`${url}/orders/driver`)).status).toBe(500);
     const bug = await fetch(`${url}/orders/bug`);
     expect(bug.status).toBe(500);
     expect(await bug.json()).toEqual({ statusCode: 500, message: 'Internal server error' });

@@ -26,7 +26,7 @@ void q.insert(WelcomeEmail, [{ data: { userId: 1 } }]);
 // @ts-expect-error a handler that expects another payload
 void q.work(WelcomeEmail, {}, (job: Job<{ userId: number }>) => job.data.userId);
 
-// a schema's parse gives the type (zod's, valibot's, … all have this shape)
+// a schema's parse gives the type (zod's have this shape)
 const Invoice = defineJob('invoice', { schema: { parse: (d: unknown) => d as { amount: number } } });
 void q.send(Invoice, { amount: 3 });
 // @ts-expect-error the schema's type refuses a string amount

@@ -26,7 +26,9 @@ describe('startupError', () => {
     expect(refused.message).toBe('no PostgreSQL answers at localhost:5432 (ECONNREFUSED): is it running, and is that its address?');
     const other = pgError('42501');
     expect(startupError(other, url)).toBe(other);
-    // a pool given by the caller: no connection string to name
-    expect((startupError(pgError('3D000'), null) as QueueError).message).toContain('database "named by the connection" does not exist');
+    // a pool given by the caller: the server's message names the database
+    expect((startupError(pgError('3D000', 'database "from_env" does not exist'), null) as QueueError).message).toBe(
+      'database "from_env" does not exist: create it (createdb from_env) or name another in the connection string',
+    );
   });
 });

@@ -2,14 +2,12 @@
 // READ ONLY transaction (sql/job-view.ts, and the workers registry); waitReasons() turns them into reasons, in the
 // order an operator would act on them. Every rule here mirrors a rule of the claim (sql/claim.ts, sql/limits.ts):
 // a reason is given only when that rule holds the job back now.
-import type pg from 'pg';
 import { loopOf, type WorkerRow } from '../cluster-registry.js';
-import { inTransaction, pgExecutor } from '../db.js';
+import { inTransaction } from '../db.js';
 import { isJobId } from '../job-refs.js';
 import { toJobWithMetadata, type JobRow } from '../rows.js';
-import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
-import { dashboardStatements } from './sampler.js';
+import { executorFor, type SamplerSource } from './sampler.js';
 import type { JobWithMetadata, LoopInfo } from '../types.js';
 
 /** What holds a waiting job back, or where it stands when nothing does. */
@@ -195,19 +193,13 @@ interface JobViewRow extends JobRow {
   ahead_equal: number | null;
 }
 
-/** What the job view needs from the engine (the dashboard's sampler source). */
-export interface JobViewSource {
-  readonly statements: Statements;
-  connect(): Promise<pg.PoolClient>;
-}
-
 /** Reads job `id` (of any queue) and why it waits; null when no job has that id (or it is no job id). */
-export async function readJobView(source: JobViewSource, id: string): Promise<JobView | null> {
+export async function readJobView(source: SamplerSource, id: string): Promise<JobView | null> {
   if (!isJobId(id)) return null;
   return inTransaction(
     () => source.connect(),
     async (client) => {
-      const exec = pgExecutor(client, dashboardStatements(source.statements));
+      const exec = executorFor(source, client);
       const st = source.statements;
       const [located] = await exec.query<{ name: string }>(st.getJobQueue, [id]);
       if (!located) return null;

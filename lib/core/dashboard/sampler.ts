@@ -4,7 +4,7 @@
 // them at once. A sample runs in one READ ONLY transaction with a short statement_timeout (beginDashboardRead); a
 // sample that fails keeps the last good figures and says why, and the next one tries again.
 import type pg from 'pg';
-import { inTransaction, pgExecutor } from '../db.js';
+import { inTransaction, pgExecutor, type Executor } from '../db.js';
 import { withDeadline } from '../deadline.js';
 import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
@@ -27,6 +27,8 @@ import { readSample, type SampleRows } from './sample-rows.js';
 /** What the sampler needs from the engine. */
 export interface SamplerSource {
   readonly statements: Statements;
+  /** Whether the engine prepares statements on these connections (Runtime.namesStatements): only then are these. */
+  readonly prepared: boolean;
   /** A connection of the engine's pool (started if need be). */
   connect(): Promise<pg.PoolClient>;
 }
@@ -45,6 +47,11 @@ export function dashboardStatements(st: Statements): ReadonlySet<string> {
     prepared.set(st, set);
   }
   return set;
+}
+
+/** An executor on `client` that prepares the dashboard's statements where the engine prepares its own. */
+export function executorFor(source: SamplerSource, client: pg.PoolClient): Executor {
+  return pgExecutor(client, source.prepared ? dashboardStatements(source.statements) : undefined);
 }
 
 /** How often a sample is read while someone watches. */
@@ -132,8 +139,7 @@ export class DashboardSampler {
     if (Date.now() - this.readAt > HISTORY_SECONDS * 1000) this.forget();
     const work = inTransaction(
       () => this.source.connect(),
-      (client) =>
-        readSample(pgExecutor(client, dashboardStatements(this.source.statements)), this.source.statements, this.readFrom, this.lastSeq),
+      (client) => readSample(executorFor(this.source, client), this.source.statements, this.readFrom, this.lastSeq),
       beginDashboardRead,
     );
     let snapshot: DashboardSnapshot;
