@@ -11,7 +11,7 @@ export type { MaintenanceResult } from './core/maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './core/health.js';
 export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './core/events.js';
 export type { MonitorResult, MonitoredQueue } from './core/monitor.js';
-export { QueueModule, type QueueModuleAsyncOptions } from './nest/queue.module.js';
+export { QueueModule, type QueueModuleAsyncOptions, type QueueOptionsFactory } from './nest/queue.module.js';
 export { QueueService } from './nest/queue.service.js';
 export { QueueHandler, type QueueHandlerOptions } from './nest/decorators/queue-handler.decorator.js';
 export { QUEUE_CONFIG } from './nest/queue.constants.js';

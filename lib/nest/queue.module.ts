@@ -1,17 +1,37 @@
-import { Module, type DynamicModule, type InjectionToken, type ModuleMetadata, type OptionalFactoryDependency } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type InjectionToken,
+  type ModuleMetadata,
+  type OptionalFactoryDependency,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { resolveConfig, type QueueModuleOptions } from '../core/config.js';
+import { InvalidOptionError } from '../core/errors.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
 import { QueueHandlerExplorer } from './queue-handler.explorer.js';
 import { QueueService } from './queue.service.js';
 
-/** Options of `QueueModule.forRootAsync`. */
+/** A class that gives the module's options, for `forRootAsync({ useClass })` or `({ useExisting })`. */
+export interface QueueOptionsFactory {
+  createQueueOptions(): QueueModuleOptions | Promise<QueueModuleOptions>;
+}
+
+/**
+ * Options of `QueueModule.forRootAsync`, as every Nest module takes them: exactly one of `useFactory` (with
+ * `inject`), `useClass` (a QueueOptionsFactory made in this module) or `useExisting` (one provided elsewhere,
+ * reached through `imports`).
+ */
 export interface QueueModuleAsyncOptions {
   imports?: ModuleMetadata['imports'];
   // any[], as Nest's own factories: a user's factory with typed parameters must be accepted.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  useFactory: (...args: any[]) => QueueModuleOptions | Promise<QueueModuleOptions>;
+  useFactory?: (...args: any[]) => QueueModuleOptions | Promise<QueueModuleOptions>;
   inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useClass?: Type<QueueOptionsFactory>;
+  useExisting?: InjectionToken<QueueOptionsFactory>;
 }
 
 /** Provides `QueueService` to the whole application and runs the `@QueueHandler` loops. */
@@ -22,11 +42,22 @@ export class QueueModule {
   }
 
   static forRootAsync(options: QueueModuleAsyncOptions): DynamicModule {
-    return QueueModule.build(
-      options.imports ?? [],
-      async (...args: unknown[]) => resolveConfig(await options.useFactory(...args)),
-      options.inject ?? [],
-    );
+    const given = (['useFactory', 'useClass', 'useExisting'] as const).filter((k) => options?.[k] !== undefined);
+    if (given.length !== 1)
+      throw new InvalidOptionError('options', 'exactly one of useFactory, useClass and useExisting', given.length ? given : options);
+    const imports = options.imports ?? [];
+    const { useFactory, useClass, useExisting } = options;
+    if (useFactory) {
+      if (typeof useFactory !== 'function') throw new InvalidOptionError('options.useFactory', 'a function', useFactory);
+      return QueueModule.build(imports, async (...args: unknown[]) => resolveConfig(await useFactory(...args)), options.inject ?? []);
+    }
+    const token = (useClass ?? useExisting)!;
+    const fromFactory = async (factory: QueueOptionsFactory) => {
+      if (typeof factory?.createQueueOptions !== 'function')
+        throw new InvalidOptionError(useClass ? 'options.useClass' : 'options.useExisting', 'a class with createQueueOptions()', token);
+      return resolveConfig(await factory.createQueueOptions());
+    };
+    return QueueModule.build(imports, fromFactory, [token], useClass ? [useClass] : []);
   }
 
   private static build(
@@ -34,12 +65,13 @@ export class QueueModule {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Nest's FactoryProvider types its factory so
     useFactory: (...args: any[]) => unknown,
     inject: (InjectionToken | OptionalFactoryDependency)[],
+    extra: Provider[] = [],
   ): DynamicModule {
     return {
       module: QueueModule,
       global: true,
       imports: [DiscoveryModule, ...imports],
-      providers: [{ provide: QUEUE_CONFIG, useFactory, inject }, QueueService, QueueHandlerExplorer],
+      providers: [...extra, { provide: QUEUE_CONFIG, useFactory, inject }, QueueService, QueueHandlerExplorer],
       exports: [QueueService],
     };
   }

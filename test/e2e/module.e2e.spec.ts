@@ -2,7 +2,15 @@ import { Inject, Injectable, Module, Scope, type OnModuleDestroy, type BeforeApp
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { QueueHandler, QueueModule, QueueService, QUEUE_CONFIG, type Job, type ResolvedConfig } from 'nestjs-pgqueue';
+import {
+  QueueHandler,
+  QueueModule,
+  QueueService,
+  QUEUE_CONFIG,
+  type Job,
+  type QueueOptionsFactory,
+  type ResolvedConfig,
+} from 'nestjs-pgqueue';
 import { dropSchema, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const schema = uniqueSchema('e2e_module');
@@ -155,6 +163,35 @@ describe('module configuration', () => {
     expect(config).toMatchObject({ schema, shutdownTimeoutMs: 1234, maxPayloadBytes: 1_048_576, workers: true });
     expect(Object.isFrozen(config)).toBe(true);
     await app.close();
+  });
+
+  it('forRootAsync takes useClass (made in the module, with its own injections) and useExisting (provided elsewhere)', async () => {
+    const SETTINGS = Symbol('settings');
+    @Module({ providers: [{ provide: SETTINGS, useValue: { timeout: 2345 } }], exports: [SETTINGS] })
+    class SettingsModule {}
+    @Injectable()
+    class QueueConfig implements QueueOptionsFactory {
+      constructor(@Inject(SETTINGS) private readonly settings: { timeout: number }) {}
+      createQueueOptions() {
+        return { connectionString: testUrl(), schema, shutdownTimeoutMs: this.settings.timeout };
+      }
+    }
+    @Module({ imports: [QueueModule.forRootAsync({ imports: [SettingsModule], useClass: QueueConfig })] })
+    class ByClass {}
+    const byClass = await NestFactory.createApplicationContext(ByClass, quiet);
+    expect(byClass.get<ResolvedConfig>(QUEUE_CONFIG)).toMatchObject({ schema, shutdownTimeoutMs: 2345 });
+    await byClass.close();
+
+    @Module({ imports: [SettingsModule], providers: [QueueConfig], exports: [QueueConfig] })
+    class ConfigModule {}
+    @Module({ imports: [QueueModule.forRootAsync({ imports: [ConfigModule], useExisting: QueueConfig })] })
+    class ByExisting {}
+    const byExisting = await NestFactory.createApplicationContext(ByExisting, quiet);
+    expect(byExisting.get<ResolvedConfig>(QUEUE_CONFIG)).toMatchObject({ schema, shutdownTimeoutMs: 2345 });
+    await byExisting.close();
+
+    expect(() => QueueModule.forRootAsync({})).toThrow('options must be exactly one of useFactory, useClass and useExisting');
+    expect(() => QueueModule.forRootAsync({ useClass: QueueConfig, useExisting: QueueConfig })).toThrow(/exactly one/);
   });
 
   it('forRootAsync with a bad option fails at boot, naming the field', async () => {
