@@ -15,5 +15,6 @@ export { QueueModule, type QueueModuleAsyncOptions, type QueueOptionsFactory } f
 export { QueueService } from './nest/queue.service.js';
 export { QueueHandler, type QueueHandlerOptions } from './nest/decorators/queue-handler.decorator.js';
 export { QUEUE_CONFIG } from './nest/queue.constants.js';
+export { OnQueueEvent } from './nest/decorators/on-queue-event.decorator.js';
 export { QueueErrorFilter } from './nest/error-filter.js';
 export { httpErrorOf, type HttpError } from './core/http-errors.js';

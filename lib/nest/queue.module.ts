@@ -11,6 +11,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { resolveConfig, type QueueModuleOptions } from '../core/config.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
+import { QueueEventExplorer } from './queue-event.explorer.js';
 import { QueueHandlerExplorer } from './queue-handler.explorer.js';
 import { QueueService } from './queue.service.js';
 
@@ -71,7 +72,7 @@ export class QueueModule {
       module: QueueModule,
       global: true,
       imports: [DiscoveryModule, ...imports],
-      providers: [...extra, { provide: QUEUE_CONFIG, useFactory, inject }, QueueService, QueueHandlerExplorer],
+      providers: [...extra, { provide: QUEUE_CONFIG, useFactory, inject }, QueueService, QueueHandlerExplorer, QueueEventExplorer],
       exports: [QueueService],
     };
   }

@@ -4,6 +4,7 @@
 import { defineJob } from '../../lib/core/job-definition.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 import type { BatchJob, Job } from '../../lib/core/types.js';
+import { OnQueueEvent } from '../../lib/nest/decorators/on-queue-event.decorator.js';
 import { QueueHandler } from '../../lib/nest/decorators/queue-handler.decorator.js';
 declare const q: PgQueue;
 
@@ -56,5 +57,18 @@ export class Handlers {
   @QueueHandler('plain')
   plain(job: Job<{ html: string }>): string {
     return job.data.html;
+  }
+}
+
+export class Listeners {
+  @OnQueueEvent('failed', { queue: WelcomeEmail })
+  onFailed(e: { queue: string; id: string; willRetry: boolean }): void {
+    void e;
+  }
+
+  // @ts-expect-error a completed event has no willRetry
+  @OnQueueEvent('completed', { queue: 'a' })
+  onCompleted(e: { willRetry: boolean }): void {
+    void e;
   }
 }

@@ -1,0 +1,74 @@
+// Finds the @OnQueueEvent methods of the app's providers and makes each a listener of QueueService's lifecycle
+// event, filtered to its queues: those it names, else those of its own class's @QueueHandler methods. Listeners
+// are in place before the workers start (onApplicationBootstrap), and taken off when the module is destroyed.
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { QueueError } from '../core/errors.js';
+import type { JobEventName } from '../core/events.js';
+import type { QueueEventMetadata } from './decorators/on-queue-event.decorator.js';
+import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
+import { QUEUE_EVENT_METADATA, QUEUE_HANDLER_METADATA } from './queue.constants.js';
+import { QueueService } from './queue.service.js';
+
+@Injectable()
+export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('QueueEvents');
+  private readonly listeners: [JobEventName, (event: { queue: string }) => void][] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly queue: QueueService,
+  ) {}
+
+  onModuleInit(): void {
+    const problems: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      const prototype = (instance && typeof instance === 'object' ? Object.getPrototypeOf(instance) : wrapper.metatype?.prototype) as
+        Record<string, object> | null | undefined;
+      if (!prototype || prototype === Object.prototype) continue;
+      const methods = this.scanner.getAllMethodNames(prototype);
+      const own = methods
+        .map((m) => Reflect.getMetadata(QUEUE_HANDLER_METADATA, prototype[m] ?? {}) as QueueHandlerMetadata | undefined)
+        .filter((meta): meta is QueueHandlerMetadata => meta !== undefined)
+        .map((meta) => meta.name);
+      for (const method of methods) {
+        const meta = Reflect.getMetadata(QUEUE_EVENT_METADATA, prototype[method] ?? {}) as QueueEventMetadata | undefined;
+        if (!meta) continue;
+        const where = `${(prototype.constructor as { name: string }).name}.${method}`;
+        if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !instance) {
+          problems.push(
+            `@OnQueueEvent('${meta.event}') on ${where}: its provider is request-scoped or transient; listeners must live on singleton providers`,
+          );
+          continue;
+        }
+        const queues = new Set(meta.queue === null ? own : [meta.queue]);
+        if (queues.size === 0) {
+          problems.push(`@OnQueueEvent('${meta.event}') on ${where} names no queue and its class has no @QueueHandler: give { queue }`);
+          continue;
+        }
+        const listener = (event: { queue: string }) => {
+          if (!queues.has(event.queue)) return;
+          const fail = (err: unknown) =>
+            this.logger.error(
+              `${where} threw on a ${meta.event} event of queue "${event.queue}": ${err instanceof Error ? err.message : String(err)}`,
+            );
+          try {
+            const result = (instance[method] as (e: unknown) => unknown).call(instance, event);
+            if (result instanceof Promise) result.catch(fail);
+          } catch (err) {
+            fail(err);
+          }
+        };
+        this.listeners.push([meta.event, listener]);
+      }
+    }
+    if (problems.length > 0) throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    for (const [event, listener] of this.listeners) this.queue.on(event, listener);
+  }
+
+  onModuleDestroy(): void {
+    for (const [event, listener] of this.listeners.splice(0)) this.queue.off(event, listener);
+  }
+}
