@@ -1,7 +1,7 @@
 // @OnQueueEvent in a Nest app: a handler's class hears the lifecycle events of its own queue, another provider those
 // of the queue it names, a listener that throws is logged and changes nothing, and a listener with no queue to hear
 // is refused at boot, naming it.
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, Scope } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { OnQueueEvent, QueueHandler, QueueModule, QueueService, type Job, type JobEvent } from 'nestjs-pgqueue';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
@@ -78,6 +78,20 @@ describe('@OnQueueEvent', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('refuses a listener on a request-scoped provider, naming it', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @OnQueueEvent('completed', { queue: 'ev.mail' })
+      onCompleted() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false })], providers: [PerRequest] })
+    class App {}
+    const err = await NestFactory.createApplicationContext(App, { logger: false, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toContain(
+      "@OnQueueEvent('completed') on PerRequest.onCompleted: its provider is request-scoped or transient",
+    );
   });
 
   it('refuses a listener with no queue to hear, naming it', async () => {
