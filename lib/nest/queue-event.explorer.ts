@@ -21,7 +21,7 @@ export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
     private readonly queue: QueueService,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const problems: string[] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
@@ -64,7 +64,12 @@ export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
         this.listeners.push([meta.event, listener]);
       }
     }
-    if (problems.length > 0) throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    if (problems.length > 0) {
+      // Nest runs no shutdown hook after a failed init: close what the queue has opened (its handlers' init may
+      // have started it)
+      await this.queue.close();
+      throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    }
     for (const [event, listener] of this.listeners) this.queue.on(event, listener);
   }
 
