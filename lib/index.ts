@@ -14,7 +14,7 @@ export type { MonitorResult, MonitoredQueue } from './core/monitor.js';
 export { QueueModule, type QueueModuleAsyncOptions, type QueueOptionsFactory } from './nest/queue.module.js';
 export { QueueService } from './nest/queue.service.js';
 export { QueueHandler, type QueueHandlerOptions } from './nest/decorators/queue-handler.decorator.js';
-export { QUEUE_CONFIG } from './nest/queue.constants.js';
+export { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE } from './nest/queue.constants.js';
 export { OnQueueEvent } from './nest/decorators/on-queue-event.decorator.js';
 export { QueueErrorFilter } from './nest/error-filter.js';
 export { httpErrorOf, type HttpError } from './core/http-errors.js';

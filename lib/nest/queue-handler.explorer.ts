@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
 import { QueueError, QueueNotFoundError } from '../core/errors.js';
 import type { JobDefinition } from '../core/job-definition.js';
@@ -8,7 +8,7 @@ import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
-import { QUEUE_CONFIG, QUEUE_HANDLER_METADATA } from './queue.constants.js';
+import { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE, QUEUE_HANDLER_METADATA } from './queue.constants.js';
 import { QueueService } from './queue.service.js';
 
 interface DiscoveredHandler {
@@ -37,6 +37,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     private readonly scanner: MetadataScanner,
     private readonly queue: QueueService,
     @Inject(QUEUE_CONFIG) private readonly config: ResolvedConfig,
+    private readonly contexts: ExternalContextCreator,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -90,7 +91,19 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.workers) return;
     for (const h of this.handlers) {
-      const run = (job: Job) => h.instance[h.method]!.call(h.instance, job);
+      // the method runs inside Nest's pipeline, as a controller's does: its guards, interceptors and exception
+      // filters (its own, its class's and the app's global ones), in an execution context of type 'pgqueue'
+      const run = this.contexts.create(
+        h.instance,
+        h.instance[h.method] as (...args: unknown[]) => unknown,
+        h.method,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        { guards: true, interceptors: true, filters: true },
+        QUEUE_CONTEXT_TYPE,
+      ) as (job: Job) => Promise<unknown>;
       // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
       Object.defineProperty(run, 'name', { value: h.where });
       await this.queue.work(h.job ?? h.queue, h.workOptions, run);

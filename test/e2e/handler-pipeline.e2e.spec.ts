@@ -1,0 +1,100 @@
+// @QueueHandler methods run inside Nest's pipeline as a controller's do: a global interceptor sees every job in a
+// context of type 'pgqueue' and may change its output, a method's guard refuses a job (the attempt fails), and a
+// method's exception filter may turn an error into an output.
+import {
+  Catch,
+  Injectable,
+  Module,
+  UseFilters,
+  UseGuards,
+  type CallHandler,
+  type CanActivate,
+  type ExceptionFilter,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import { map, type Observable } from 'rxjs';
+import { QUEUE_CONTEXT_TYPE, QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
+import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+
+const schema = uniqueSchema('e2e_pipeline');
+const pool = testPool(2);
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+type Data = { blocked?: boolean; fail?: 'recoverable' | 'hard' };
+const seen: string[] = [];
+
+/** As an app's logging interceptor: sees each job, and wraps what the method returns. */
+@Injectable()
+class Timing implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const job = context.getArgByIndex<Job<Data>>(0);
+    seen.push(`${context.getType()} ${job.name} ${job.id}`);
+    return next.handle().pipe(map((output: unknown) => ({ output, intercepted: true })));
+  }
+}
+
+class NotBlocked implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    return !context.getArgByIndex<Job<Data>>(0).data.blocked;
+  }
+}
+
+class Recoverable extends Error {}
+
+@Catch(Recoverable)
+class Recover implements ExceptionFilter {
+  catch(exception: Recoverable) {
+    return { recovered: exception.message };
+  }
+}
+
+@Injectable()
+class Worker {
+  @QueueHandler('pipe.work', { retryLimit: 0, pollingIntervalSeconds: 0.1 })
+  @UseGuards(NotBlocked)
+  @UseFilters(Recover)
+  run(job: Job<Data>) {
+    if (job.data.fail === 'recoverable') throw new Recoverable('took the other path');
+    if (job.data.fail === 'hard') throw new Error('disk full');
+    return { ran: job.id };
+  }
+}
+
+describe('the Nest pipeline around @QueueHandler', () => {
+  it('runs the global interceptor, the method’s guard and its exception filter around each job', async () => {
+    @Module({
+      imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false })],
+      providers: [Worker, { provide: APP_INTERCEPTOR, useClass: Timing }],
+    })
+    class App {}
+    const app = await NestFactory.createApplicationContext(App, { logger: false });
+    try {
+      const queue = app.get(QueueService);
+      const ok = (await queue.send('pipe.work', {}))!;
+      const blocked = (await queue.send('pipe.work', { blocked: true }))!;
+      const recovered = (await queue.send('pipe.work', { fail: 'recoverable' }))!;
+      const hard = (await queue.send('pipe.work', { fail: 'hard' }))!;
+      const settled = async (id: string) => {
+        const j = await queue.getJobById('pipe.work', id);
+        return j && (j.state === 'completed' || j.state === 'failed') ? j : null;
+      };
+      const [a, b, c, d] = await Promise.all([ok, blocked, recovered, hard].map((id) => until(() => settled(id), `job ${id} settles`)));
+      expect(a).toMatchObject({ state: 'completed', output: { output: { ran: ok }, intercepted: true } });
+      expect(b!.state).toBe('failed');
+      expect(b!.lastError).toMatchObject({ name: 'ForbiddenException', message: 'Forbidden resource' });
+      // as around a controller, the filter answers for the whole chain: its value is the output, past the interceptor
+      expect(c).toMatchObject({ state: 'completed', output: { recovered: 'took the other path' } });
+      expect(d!.state).toBe('failed');
+      expect(d!.lastError).toMatchObject({ message: 'disk full' });
+      // the guard refused the blocked job before the interceptor saw it
+      expect(seen.sort()).toEqual([ok, recovered, hard].map((id) => `${QUEUE_CONTEXT_TYPE} pipe.work ${id}`).sort());
+    } finally {
+      await app.close();
+    }
+  });
+});
