@@ -1,7 +1,8 @@
 // Finds the @OnQueueEvent methods of the app's providers and makes each a listener of QueueService's lifecycle
 // event, filtered to its queues: those it names, else those of its own class's @QueueHandler methods. Listeners
-// are in place before the workers start (onApplicationBootstrap), and taken off when the module is destroyed.
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+// are in place before the workers start (onApplicationBootstrap), and taken off at the app's shutdown, once
+// the workers have drained.
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { QueueError } from '../core/errors.js';
 import type { JobEventName } from '../core/events.js';
@@ -11,7 +12,7 @@ import { QUEUE_EVENT_METADATA, QUEUE_HANDLER_METADATA } from './queue.constants.
 import { QueueService } from './queue.service.js';
 
 @Injectable()
-export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
+export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('QueueEvents');
   private readonly listeners: [JobEventName, (event: { queue: string }) => void][] = [];
 
@@ -23,6 +24,7 @@ export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     const problems: string[] = [];
+    const found: [JobEventName, (event: { queue: string }) => void][] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       const prototype = (instance && typeof instance === 'object' ? Object.getPrototypeOf(instance) : wrapper.metatype?.prototype) as
@@ -56,12 +58,12 @@ export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
             );
           try {
             const result = (instance[method] as (e: unknown) => unknown).call(instance, event);
-            if (result instanceof Promise) result.catch(fail);
+            if (result !== null && typeof (result as { then?: unknown })?.then === 'function') Promise.resolve(result).catch(fail);
           } catch (err) {
             fail(err);
           }
         };
-        this.listeners.push([meta.event, listener]);
+        found.push([meta.event, listener]);
       }
     }
     if (problems.length > 0) {
@@ -70,10 +72,14 @@ export class QueueEventExplorer implements OnModuleInit, OnModuleDestroy {
       await this.queue.close();
       throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
     }
-    for (const [event, listener] of this.listeners) this.queue.on(event, listener);
+    for (const [event, listener] of found) {
+      this.queue.on(event, listener);
+      this.listeners.push([event, listener]);
+    }
   }
 
-  onModuleDestroy(): void {
+  // at shutdown, not at destroy: the workers drain in beforeApplicationShutdown, and their last events are heard
+  onApplicationShutdown(): void {
     for (const [event, listener] of this.listeners.splice(0)) this.queue.off(event, listener);
   }
 }

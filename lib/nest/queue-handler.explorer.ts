@@ -90,24 +90,37 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.workers) return;
-    for (const h of this.handlers) {
-      // the method runs inside Nest's pipeline, as a controller's does: its guards, interceptors and exception
-      // filters (its own, its class's and the app's global ones), in an execution context of type 'pgqueue'
-      const run = this.contexts.create(
-        h.instance,
-        h.instance[h.method] as (...args: unknown[]) => unknown,
-        h.method,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        { guards: true, interceptors: true, filters: true },
-        QUEUE_CONTEXT_TYPE,
-      ) as (job: Job) => Promise<unknown>;
-      // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
-      Object.defineProperty(run, 'name', { value: h.where });
-      await this.queue.work(h.job ?? h.queue, h.workOptions, run);
+    let loops: { h: DiscoveredHandler; run: (job: Job) => Promise<unknown> }[];
+    try {
+      // every method's pipeline first (a bad enhancer throws here), so that no loop starts before one is refused
+      loops = this.handlers.map((h) => ({ h, run: this.pipelineOf(h) }));
+    } catch (err) {
+      await this.queue.close();
+      throw err;
     }
+    for (const { h, run } of loops) await this.queue.work(h.job ?? h.queue, h.workOptions, run);
+  }
+
+  /**
+   * The method inside Nest's pipeline, as a controller's runs: its guards and interceptors (its own, its class's
+   * and the app's global ones), in an execution context of type 'pgqueue'. Exception filters are left out: Nest's
+   * external filter logs every error it is handed, and the worker already reports each failed attempt.
+   */
+  private pipelineOf(h: DiscoveredHandler): (job: Job) => Promise<unknown> {
+    const run = this.contexts.create(
+      h.instance,
+      h.instance[h.method] as (...args: unknown[]) => unknown,
+      h.method,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { guards: true, interceptors: true, filters: false },
+      QUEUE_CONTEXT_TYPE,
+    ) as (job: Job) => Promise<unknown>;
+    // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
+    Object.defineProperty(run, 'name', { value: h.where });
+    return run;
   }
 
   private discover(): DiscoveredHandler[] {

@@ -48,11 +48,12 @@ export class QueueModule {
       throw new InvalidOptionError('options', 'exactly one of useFactory, useClass and useExisting', given.length ? given : options);
     const imports = options.imports ?? [];
     const { useFactory, useClass, useExisting } = options;
-    if (useFactory) {
+    if (given[0] === 'useFactory') {
       if (typeof useFactory !== 'function') throw new InvalidOptionError('options.useFactory', 'a function', useFactory);
       return QueueModule.build(imports, async (...args: unknown[]) => resolveConfig(await useFactory(...args)), options.inject ?? []);
     }
-    const token = (useClass ?? useExisting)!;
+    const token = given[0] === 'useClass' ? useClass : useExisting;
+    if (!token) throw new InvalidOptionError(`options.${given[0]}`, 'a class with createQueueOptions()', token);
     const fromFactory = async (factory: QueueOptionsFactory) => {
       if (typeof factory?.createQueueOptions !== 'function')
         throw new InvalidOptionError(useClass ? 'options.useClass' : 'options.useExisting', 'a class with createQueueOptions()', token);
