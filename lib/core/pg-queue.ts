@@ -1,6 +1,6 @@
 // The queue engine's public face, free of Nest: every public method is one delegation to the unit that owns it
 // (engine-units.ts wires them: runtime.ts for the lifecycle, queue-admin, sender, flows, fetcher, job-control, worker-registry).
-import { EventEmitter } from 'node:events';
+// The sending calls are declared in sending-calls.ts, which this class extends.
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
@@ -10,20 +10,18 @@ import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
 import { consoleLogger, lastResort } from './console-logger.js';
-import { asWarning, type QueueEvents, type QueueWarning } from './events.js';
+import { asWarning, type QueueWarning } from './events.js';
+import { SendingCalls } from './sending-calls.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
 import type { Runtime } from './runtime.js';
 import type { Schedules } from './schedules.js';
 import type {
-  EnqueueResult,
-  FlowJob,
   Job,
   BatchHandler,
   HandlerFor,
   JobHandler,
-  JobInsert,
   JobRef,
   JobWithMetadata,
   QueueLogger,
@@ -33,15 +31,12 @@ import type {
   QueueStatsOptions,
   ScheduleInfo,
   ScheduleOptions,
-  SendOptions,
   WorkerInfo,
   WorkOptions,
 } from './types.js';
 
 export type { ChangeResult } from './job-control.js';
 
-/** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
-type MaybeSendOptions = SendOptions | null | undefined;
 export type { FetchOptions } from './fetcher.js';
 export type { FindJobsOptions, JobPage } from './job-finder.js';
 
@@ -50,12 +45,12 @@ export type { FindJobsOptions, JobPage } from './job-finder.js';
  * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
  * handler's throw) and `warning`; with no listener these go to the logger.
  */
-export class PgQueue extends EventEmitter<QueueEvents> {
+export class PgQueue extends SendingCalls {
   readonly config: ResolvedConfig;
   protected readonly log: QueueLogger;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
   readonly counters: { staleResults: number };
-  private readonly units: EngineUnits;
+  protected readonly units: EngineUnits;
 
   constructor(options: QueueModuleOptions | ResolvedConfig, logger?: QueueLogger) {
     super();
@@ -229,74 +224,6 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   getBlockedKeys(name: string): Promise<string[]> {
     return this.units.admin.getBlockedKeys(name);
-  }
-
-  /**
-   * Sends one job; returns its id, or null when the queue's policy (or a throttle slot) refused it. With
-   * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
-   * insert joins the caller's transaction.
-   */
-  send<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<string | null> {
-    return this.units.sender.send(name, data, options);
-  }
-
-  /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
-  enqueue<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<EnqueueResult> {
-    return this.units.sender.enqueue(name, data, options);
-  }
-
-  /**
-   * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
-   * ones return null.
-   */
-  sendThrottled<T = unknown>(
-    name: JobName<T>,
-    data: NoInfer<T>,
-    options: MaybeSendOptions,
-    seconds: number,
-    key?: string,
-  ): Promise<string | null> {
-    return this.units.sender.sendThrottled(name, data, options, seconds, key);
-  }
-
-  /**
-   * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
-   * instead of dropped; at most one job waits there, so later sends return null.
-   */
-  sendDebounced<T = unknown>(
-    name: JobName<T>,
-    data: NoInfer<T>,
-    options: MaybeSendOptions,
-    seconds: number,
-    key?: string,
-  ): Promise<string | null> {
-    return this.units.sender.sendDebounced(name, data, options, seconds, key);
-  }
-
-  /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
-  sendAfter<T = unknown>(
-    name: JobName<T>,
-    data: NoInfer<T>,
-    options: MaybeSendOptions,
-    startAfter: Date | string | number,
-  ): Promise<string | null> {
-    return this.send(name, data, { ...(options ?? {}), startAfter });
-  }
-
-  /**
-   * Inserts many jobs in one statement; returns the ids of the jobs inserted, in input order. A job that
-   * the queue's policy or a dedupe key refuses is skipped (its id is missing from the result).
-   */
-  insert<T = unknown>(name: JobName<T>, jobs: JobInsert<NoInfer<T>>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
-    return this.units.sender.insert(name, jobs, options);
-  }
-
-  /**
-   * Inserts jobs that wait for each other (`dependsOn` by `ref`), in one transaction; each ref's job id (guide,
-   * "Flows"). With `options.db` they join the caller's transaction: roll it back if this throws.
-   */
-  flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
-    return this.units.flows.flow(jobs, options);
   }
 
   /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
