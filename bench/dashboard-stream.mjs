@@ -10,7 +10,7 @@
 // Each build runs in a child process, the builds interleaved (harness/builds.mjs). A build's dist must resolve
 // @nestjs/* from a node_modules above it (a checkout's own, or a link to this one's).
 import { fileURLToPath } from 'node:url';
-import { distsOf, runInterleaved } from './harness/builds.mjs';
+import { distsOf, dropChildSchema, runInterleaved } from './harness/builds.mjs';
 import { parseArgs, pause, until } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -82,11 +82,7 @@ if (process.env.PGQUEUE_DASHBOARD_STREAM_CHILD) {
   controller.abort();
   await Promise.all(readers.map((r) => r.done));
   await app.close();
-  const pg = (await import('pg')).default;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await dropChildSchema(url, schema);
   console.log(
     JSON.stringify({
       bytesPerViewerSecond: received / viewers / elapsed,

@@ -7,7 +7,7 @@
 // Each build runs in a child process, the builds interleaved (harness/builds.mjs). A build's dist must resolve
 // @nestjs/* from a node_modules above it.
 import { fileURLToPath } from 'node:url';
-import { distsOf, runInterleaved } from './harness/builds.mjs';
+import { distsOf, dropChildSchema, runInterleaved } from './harness/builds.mjs';
 import { parseArgs, until } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -53,11 +53,7 @@ if (process.env.PGQUEUE_NEST_HANDLER_CHILD) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await app.close();
-  const pg = (await import('pg')).default;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
+  await dropChildSchema(url, schema);
   console.log(JSON.stringify({ jobsPerSecond: jobs / seconds, cpuMicrosPerJob: (cpu.user + cpu.system) / jobs }));
 } else {
   if (!url) throw new Error('nest-handler: set DATABASE_URL');

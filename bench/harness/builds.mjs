@@ -43,11 +43,16 @@ export async function childEngine(dist, url, prefix) {
   });
   const end = async () => {
     await q.close();
-    const pg = (await import('pg')).default;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
+    await dropChildSchema(url, schema);
   };
   return { q, end };
+}
+
+/** Drops a child's schema (`schema`: a name the child made from its pid, never user input) on its own connection. */
+export async function dropChildSchema(url, schema) {
+  const pg = (await import('pg')).default;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+  await admin.end();
 }

@@ -18,7 +18,7 @@ export interface JobSchema<T> {
 /** A declared job: its queue's name, the queue's options, and the schema its payloads must pass, if any. */
 export interface JobDefinition<T = unknown> {
   readonly name: string;
-  /** The queue's options: used where the queue is created for a handler (@QueueHandler, ensureQueue). */
+  /** The queue's options: @QueueHandler(job) creates its queue with them (send and work need the queue to exist). */
   readonly options: QueueOptions;
   readonly schema: JobSchema<T> | null;
   /** Never set: carries the payload's type. */

@@ -32,7 +32,7 @@ import {
 } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
 import { InvalidOptionError, JobNotFoundError } from '../core/errors.js';
-import { findJobsByQuery, jobIdOf, parseEnqueueBody, queueOfJob } from '../core/http-admin.js';
+import { findJobsByQuery, parseEnqueueBody, queueOfJob } from '../core/http-admin.js';
 import { httpErrorOf } from '../core/http-errors.js';
 import type { JobPage } from '../core/job-finder.js';
 import type { EnqueueResult, JobWithMetadata } from '../core/types.js';
@@ -133,7 +133,7 @@ function adminController(prefix: string, guards: (Type<CanActivate> | CanActivat
     /** Deletes a job whatever its state (a running one's result is then refused). */
     @Delete('jobs/:id')
     async remove(@Param('id') id: string): Promise<{ id: string; queue: string; deleted: true }> {
-      const name = await queueOfJob(this.queue, jobIdOf(id));
+      const name = await queueOfJob(this.queue, id);
       const { updated } = await this.queue.deleteJob(name, id);
       if (updated === 0) throw new JobNotFoundError(null, id);
       return { id, queue: name, deleted: true };
