@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type ExceptionFilter, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
 import { QueueError, QueueNotFoundError } from '../core/errors.js';
@@ -8,6 +8,7 @@ import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
+import { boundFilters, withFilters, type BoundFilter } from './handler-filters.js';
 import { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE, QUEUE_HANDLER_METADATA } from './queue.constants.js';
 import { QueueService } from './queue.service.js';
 
@@ -21,6 +22,8 @@ interface DiscoveredHandler {
   queueOptions: Record<string, unknown>;
   workOptions: Record<string, unknown>;
   schedule: DeclaredSchedule | null;
+  /** The method's and its class's `@UseFilters`, made (handler-filters.ts). */
+  filters: BoundFilter[];
 }
 
 /**
@@ -103,11 +106,12 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
 
   /**
    * The method inside Nest's pipeline, as a controller's runs: its guards and interceptors (its own, its class's
-   * and the app's global ones), in an execution context of type 'pgqueue'. Exception filters are left out: Nest's
-   * external filter logs every error it is handed, and the worker already reports each failed attempt.
+   * and the app's global ones), in an execution context of type 'pgqueue', and around them its bound exception
+   * filters. Nest's own filter layer is left out: it logs every error it is handed, and the worker already
+   * reports each failed attempt.
    */
   private pipelineOf(h: DiscoveredHandler): (job: Job) => Promise<unknown> {
-    const run = this.contexts.create(
+    const inPipeline = this.contexts.create(
       h.instance,
       h.instance[h.method] as (...args: unknown[]) => unknown,
       h.method,
@@ -118,6 +122,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       { guards: true, interceptors: true, filters: false },
       QUEUE_CONTEXT_TYPE,
     ) as (job: Job) => Promise<unknown>;
+    const run = withFilters(inPipeline, h.filters, QUEUE_CONTEXT_TYPE);
     // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
     Object.defineProperty(run, 'name', { value: h.where });
     return run;
@@ -161,6 +166,13 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           queueOptions: queue,
           workOptions: work,
           schedule: schedule === undefined ? null : parseDeclaredSchedule(`${field}.schedule`, schedule, this.config.maxPayloadBytes),
+          // the instance Nest made of a filter class for this provider's module
+          filters: boundFilters(
+            prototype,
+            method,
+            (type) => wrapper.host?.injectables.get(type)?.instance as ExceptionFilter | undefined,
+            where,
+          ),
         });
       }
     }
