@@ -9,6 +9,7 @@ import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
 import { boundFilters, withFilters, type BoundFilter } from './handler-filters.js';
+import { oneDeclarationPerQueue, QueueFeature, type QueueDeclaration } from './queue-feature.js';
 import { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE, QUEUE_HANDLER_METADATA } from './queue.constants.js';
 import { QueueService } from './queue.service.js';
 
@@ -34,6 +35,8 @@ interface DiscoveredHandler {
 export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('QueueHandlerExplorer');
   private handlers: DiscoveredHandler[] = [];
+  /** Every queue to create at init, one per queue, each after its dead-letter queue. */
+  private declarations: QueueDeclaration[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -46,6 +49,13 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
   async onModuleInit(): Promise<void> {
     try {
       this.handlers = this.discover();
+      const byHandlers = this.handlers.map((h) => ({
+        queue: h.queue,
+        where: `@QueueHandler('${h.queue}') on ${h.where}`,
+        queueOptions: h.queueOptions,
+      }));
+      // a loop of deadLetter options is refused here, before anything connects
+      this.declarations = inDeadLetterOrder(oneDeclarationPerQueue([...this.featureDeclarations(), ...byHandlers]));
     } catch (err) {
       // Nest runs no shutdown hook after a failed init: release what the queue has opened so far.
       await this.queue.close();
@@ -61,15 +71,22 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     }
   }
 
-  /** Creates the handlers' queues (each after its dead-letter queue) and keeps their schedules in step. */
+  /** The queues that `QueueModule.forFeature()` modules declare. */
+  private featureDeclarations(): QueueDeclaration[] {
+    return this.discovery
+      .getProviders()
+      .flatMap((wrapper) => (wrapper.instance instanceof QueueFeature ? wrapper.instance.declarations : []));
+  }
+
+  /** Creates the declared queues (each after its dead-letter queue) and keeps the handlers' schedules in step. */
   private async makeQueues(): Promise<void> {
-    for (const h of inDeadLetterOrder(this.handlers)) {
-      const { created, differences } = await this.queue.ensureQueue(h.queue, h.queueOptions).catch((err: unknown) => {
-        // the dead-letter queue the handler names is declared by no handler, and does not exist
-        if (err instanceof QueueNotFoundError && err.queue === h.queueOptions.deadLetter)
+    for (const d of this.declarations) {
+      const { created, differences } = await this.queue.ensureQueue(d.queue, d.queueOptions).catch((err: unknown) => {
+        // the dead-letter queue it names is declared nowhere, and does not exist
+        if (err instanceof QueueNotFoundError && err.queue === d.queueOptions.deadLetter)
           throw Object.assign(
             new QueueError(
-              `@QueueHandler('${h.queue}') on ${h.where}: deadLetter "${String(h.queueOptions.deadLetter)}" names a queue that does not exist; declare it with a @QueueHandler, or create it before the app starts`,
+              `${d.where}: deadLetter "${String(d.queueOptions.deadLetter)}" names a queue that does not exist; declare it with a @QueueHandler or QueueModule.forFeature, or create it before the app starts`,
               'DEAD_LETTER_MISSING',
             ),
             { cause: err },
@@ -78,9 +95,11 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       });
       if (!created && differences.length > 0) {
         this.logger.warn(
-          `queue "${h.queue}" exists with settings that differ from ${h.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`,
+          `queue "${d.queue}" exists with settings that differ from ${d.where}: ${differences.join('; ')} (the stored settings apply; change them with updateQueue)`,
         );
       }
+    }
+    for (const h of this.handlers) {
       // a schedule the handler no longer declares goes; one schedule() made at run time stays
       const kept = await schedulesOf(this.queue).syncDeclared(
         h.queue,
@@ -183,7 +202,6 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
         problems.push(`queue "${queue}" has ${places.length} handlers: ${places.join(', ')}; a queue takes exactly one`);
     }
     if (problems.length > 0) throw new QueueError(`invalid @QueueHandler registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
-    inDeadLetterOrder(found); // a loop of deadLetter options is refused here, before anything connects
     return found;
   }
 }

@@ -12,6 +12,7 @@ import { resolveConfig, type QueueModuleOptions } from '../core/config.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
 import { QueueEventExplorer } from './queue-event.explorer.js';
+import { queueFeature, type QueueFeatureEntry } from './queue-feature.js';
 import { QueueHandlerExplorer } from './queue-handler.explorer.js';
 import { QueueService } from './queue.service.js';
 
@@ -60,6 +61,16 @@ export class QueueModule {
       return resolveConfig(await factory.createQueueOptions());
     };
     return QueueModule.build(imports, fromFactory, [token], useClass ? [useClass] : []);
+  }
+
+  /**
+   * Declares a feature module's queues next to its handlers: `QueueModule.forFeature([WelcomeEmail, { name:
+   * 'reports', policy: 'singleton' }])` in its `imports`. Each queue is created at bootstrap if missing, before any
+   * loop starts, whether or not this app handles it (an API-only app declares the queues it sends to); its
+   * handlers then need no queue options. A queue declared in several places must be declared alike.
+   */
+  static forFeature(queues: QueueFeatureEntry[]): DynamicModule {
+    return queueFeature(queues);
   }
 
   private static build(

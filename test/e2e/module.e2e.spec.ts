@@ -138,7 +138,7 @@ describe('handler registration', () => {
     class RefundsModule {}
     const err = await NestFactory.createApplicationContext(RefundsModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
     expect((err as Error).message).toBe(
-      `@QueueHandler('refunds') on Refunds.refund: deadLetter "refunds.nowhere" names a queue that does not exist; declare it with a @QueueHandler, or create it before the app starts`,
+      `@QueueHandler('refunds') on Refunds.refund: deadLetter "refunds.nowhere" names a queue that does not exist; declare it with a @QueueHandler or QueueModule.forFeature, or create it before the app starts`,
     );
   });
 });
