@@ -123,6 +123,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       retryLimit: integer('retry_limit').notNull(),
       // the retry count this attempt budget starts from: retry() raises it with retry_limit (migration 11)
       retryBase: integer('retry_base').notNull().default(0),
+      // the sender's trace context (migration 13)
+      traceContext: text('trace_context'),
       retryDelay: integer('retry_delay').notNull(),
       retryBackoff: boolean('retry_backoff').notNull(),
       retryDelayMax: integer('retry_delay_max'),

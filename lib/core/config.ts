@@ -61,6 +61,11 @@ export interface QueueModuleOptions {
    * (default true). The error itself is kept in the job either way (`output.error`).
    */
   logJobFailures?: boolean;
+  /**
+   * OpenTelemetry spans for sends and attempts, through `@opentelemetry/api` (an optional peer): unset, traced
+   * when the API can be imported; `true` refuses to start without it; `false` never traces.
+   */
+  tracing?: boolean;
 }
 
 /** The resolved configuration: every option present, validated, frozen. */
@@ -89,6 +94,8 @@ export interface ResolvedConfig {
   readonly preparedStatements: boolean;
   readonly logger: QueueLogger | null;
   readonly logJobFailures: boolean;
+  /** undefined: trace when @opentelemetry/api can be imported. */
+  readonly tracing: boolean | undefined;
 }
 
 const KNOWN = new Set([
@@ -112,6 +119,7 @@ const KNOWN = new Set([
   'preparedStatements',
   'logger',
   'logJobFailures',
+  'tracing',
 ]);
 
 /** Schema names are spliced into SQL as identifiers, so only this shape is accepted (and the channel name must fit 63 bytes). */
@@ -170,6 +178,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     supervise: optBool('supervise', o.supervise) ?? true,
     useListenNotify: optBool('useListenNotify', o.useListenNotify) ?? true,
     logJobFailures: optBool('logJobFailures', o.logJobFailures) ?? true,
+    tracing: optBool('tracing', o.tracing),
     monitorIntervalSeconds: optInt('monitorIntervalSeconds', o.monitorIntervalSeconds, 1, 86_400) ?? 60,
     maintenanceIntervalSeconds: optInt('maintenanceIntervalSeconds', o.maintenanceIntervalSeconds, 1, 86_400) ?? 60,
     shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,

@@ -11,6 +11,7 @@ import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { QueueMonitor, type MonitorResult } from './monitor.js';
 import { QueueRouter } from './queue-router.js';
 import { buildStatements, type Statements } from './sql/index.js';
+import { loadTracing, type Tracing } from './tracing.js';
 import type { EngineEvents } from './events.js';
 import { PassLane, Supervisor } from './supervisor.js';
 import type { QueueLogger } from './types.js';
@@ -24,6 +25,8 @@ export class Runtime {
   readonly counters = { staleResults: 0 };
   /** What the installer did at start (null when `migrate` is off or before start). */
   migration: MigrationResult | null = null;
+  /** Spans around sends and attempts, once started (null: tracing off, or @opentelemetry/api not installed). */
+  tracing: Tracing | null = null;
   /** The maintenance pass (reaper, key_strict_fifo safety net, retention) this instance runs when it supervises. */
   private readonly maintenance: Maintenance;
   /** The monitor pass this instance runs when it supervises; getQueue's `force` recounts through it. */
@@ -157,6 +160,7 @@ export class Runtime {
 
   private async open(): Promise<void> {
     const cfg = this.config;
+    this.tracing = await loadTracing(cfg.tracing);
     if (cfg.connectionString) {
       // allowExitOnIdle: idle connections never keep the process alive on their own.
       // Its connections open with the engine's session settings (ENGINE_SESSION), unless preparedStatements

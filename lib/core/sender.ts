@@ -124,8 +124,21 @@ export class Sender {
     return this.insertRows(exec, name, data, parsed);
   }
 
-  /** Inserts jobs of one queue; its callers (send, insert, flows) have started the engine. */
-  async insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
+  /** Inserts jobs of one queue, in a span of their send when tracing; its callers (send, insert, flows) have started the engine. */
+  insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
+    const tracing = this.rt.tracing;
+    if (!tracing) return this.insertTraced(exec, name, data, jobs, null);
+    return tracing.send(name, data.length, (context) => this.insertTraced(exec, name, data, jobs, context));
+  }
+
+  /** `traceContext`: stored in every job of the insert, for its attempts' spans to link to. */
+  private async insertTraced(
+    exec: Executor,
+    name: string,
+    data: (string | null)[],
+    jobs: ParsedSendOptions[],
+    traceContext: string | null,
+  ): Promise<string[]> {
     const profile = await this.rt.router.profile(exec, name);
     if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
@@ -151,6 +164,7 @@ export class Sender {
       `[${data.map((d) => d ?? 'null').join(',')}]`,
       col,
       jobs.map((j) => j.slotOffset ?? 0),
+      traceContext,
     );
     const insert = (text: string) => exec.query<{ id: string }>(text, args);
     // Only a batch of two or more jobs with keys may hold a key_strict_fifo job that waits behind another.

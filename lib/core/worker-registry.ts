@@ -168,6 +168,7 @@ export class WorkerRegistry {
       error: (err, context) => this.rt.events.error(err, context),
       events: this.rt.events,
       slowClaimMs: config.warningSlowClaimMs,
+      tracing: this.rt.tracing,
     };
     const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
     def.started = true;

@@ -21,6 +21,7 @@ import { pause } from './0009_pause.js';
 import { findJobs } from './0010_find_jobs.js';
 import { retryBudget } from './0011_retry_budget.js';
 import { dashboard } from './0012_dashboard.js';
+import { traceContext } from './0013_trace_context.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -35,4 +36,5 @@ export const MIGRATIONS: readonly Migration[] = [
   findJobs,
   retryBudget,
   dashboard,
+  traceContext,
 ];

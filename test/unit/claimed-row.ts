@@ -12,6 +12,7 @@ export function claimedRow(id: string, given: Partial<ClaimedRow> = {}): Claimed
     claim_count: 1,
     retry_limit: 2,
     singleton_key: null,
+    trace_context: null,
     stamp: '1700000000000000',
     created_on: 0,
     started_on: 0,

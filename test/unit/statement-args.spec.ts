@@ -54,22 +54,24 @@ describe('statement arguments', () => {
     ['failLeafJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch', null)],
     ['heartbeatJobs', heartbeatArgs('q', [attempt], 'w')],
     ['releaseJobs', releaseArgs('q', [attempt], 'w', 'ch')],
-    ['insertJobs', insertArgs('q', '[null]', () => null, [0])],
-    ['insertJobsUnchecked', insertArgs('q', '[null]', () => null, [0])],
-    ['insertJobsKeyed', insertArgs('q', '[null]', () => null, [0])],
-    ['insertJobsKeyedUnchecked', insertArgs('q', '[null]', () => null, [0])],
+    ['insertJobs', insertArgs('q', '[null]', () => null, [0], null)],
+    ['insertJobsUnchecked', insertArgs('q', '[null]', () => null, [0], null)],
+    ['insertJobsKeyed', insertArgs('q', '[null]', () => null, [0], null)],
+    ['insertJobsKeyedUnchecked', insertArgs('q', '[null]', () => null, [0], null)],
     ['createQueue', createQueueArgs('q', settings)],
   ] as const)('%s gets as many arguments as it numbers', (name, args) => {
     expect(args).toHaveLength(highest(st[name]));
   });
 
   it('puts each column of an insert where the statement reads it', () => {
-    const args = insertArgs('q', '[1]', (c) => [c], [7]);
+    const args = insertArgs('q', '[1]', (c) => [c], [7], '{"traceparent":"t"}');
     expect(args.slice(0, 3)).toEqual(['q', '[1]', ['priority']]);
     expect(args[17]).toEqual([7]); // $18 slot offsets
     expect(args[20]).toEqual(['blockedBy']); // $21
     expect(args[21]).toEqual(['onParentFailure']); // $22
+    expect(args[22]).toBe('{"traceparent":"t"}'); // $23 trace context
     expect(st.insertJobs).toContain('unnest($21::int[]), unnest($22::text[])');
+    expect(st.insertJobs).toContain('fifo_wait, trace_context)');
   });
 
   it('puts the fence where the settle statements read it', () => {

@@ -51,7 +51,7 @@ UPDATE ${t} j SET
   heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 WHERE j.ctid = ANY (ARRAY(SELECT next.tid FROM next)) AND j.tableoid = (SELECT next.rel FROM next LIMIT 1)
   AND (SELECT set_config('synchronous_commit', CASE WHEN ${asyncCommit}::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true)) IS NOT NULL
-RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key,
+RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count, j.retry_limit, j.singleton_key, j.trace_context,
   -- times as milliseconds since the epoch: a number is far cheaper to print and to parse than a timestamp
   (extract(epoch FROM j.created_on) * 1000)::float8 AS created_on, (extract(epoch FROM j.started_on) * 1000)::float8 AS started_on,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after, j.expire_seconds, j.heartbeat_seconds,

@@ -15,7 +15,7 @@
  * $17 throttle seconds int[], $18 slot offset int[], $19 group id text[], $20 group tier text[],
  * $21 blocked_by int[] (flow: parents not completed; such a job waits with start_after = infinity),
  * $22 on_parent_failure text[]. Every array but $2 and $18 may be null when all its entries are: unnest pads
- * it with nulls.
+ * it with nulls. $23 trace_context text: the sender's trace context, one for every job of the insert (tracing.ts).
  */
 export const insertJobs = (s: string) => insertStatement(s, true, false);
 
@@ -56,12 +56,12 @@ const FIFO_WAIT = `CASE WHEN x.policy = 'key_strict_fifo' AND x.blocked_by = 0
 
 const insertStatement = (s: string, skipConflicts: boolean, keyed: boolean) => `
 INSERT INTO ${s}.jobs (queue, policy, data, priority, start_after, singleton_key, dedupe_key, group_id, group_tier, blocked_by, on_parent_failure, singleton_on, slot_until, retry_limit,
-  retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, fifo_wait)
+  retry_delay, retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, fifo_wait, trace_context)
 SELECT x.queue, x.policy, x.data, x.priority, coalesce(x.slot_start, x.start_after), x.singleton_key, x.dedupe_key, x.group_id, x.group_tier,
   x.blocked_by, x.on_parent_failure, x.singleton_on, x.singleton_on + x.throttle * interval '1 second',
   x.retry_limit, x.retry_delay, x.retry_backoff, x.retry_delay_max, x.expire_seconds, x.heartbeat_seconds, x.delete_after_seconds,
   coalesce(x.slot_start, x.start_after) + x.retention_seconds * interval '1 second', x.dead_letter,
-  ${keyed ? FIFO_WAIT : '0'}
+  ${keyed ? FIFO_WAIT : '0'}, $23::text
 FROM (
   SELECT q.name AS queue, q.policy, nullif(i.data, 'null'::jsonb) AS data, coalesce(i.priority, 0) AS priority,
     CASE WHEN i.blocked_by > 0 THEN 'infinity'::timestamptz
@@ -150,7 +150,7 @@ export type InsertColumn =
   | 'onParentFailure';
 
 /**
- * The arguments of insertJobs and its variants ($1-$22). `data` is the one jsonb array of the jobs' data;
+ * The arguments of insertJobs and its variants ($1-$23). `data` is the one jsonb array of the jobs' data;
  * `column(name)` gives a column's entries, one per job, or null when no job sets it (unnest pads it);
  * `slotOffsets` always has an entry per job.
  */
@@ -159,6 +159,7 @@ export function insertArgs(
   data: string,
   column: (name: InsertColumn) => readonly unknown[] | null,
   slotOffsets: readonly number[],
+  traceContext: string | null,
 ): unknown[] {
   const c = column;
   return [
@@ -184,5 +185,6 @@ export function insertArgs(
     c('groupTier'),
     c('blockedBy'),
     c('onParentFailure'),
+    traceContext,
   ];
 }

@@ -132,17 +132,18 @@ LIMIT $3`;
  */
 export const redriveJob = (s: string, t = `${s}.jobs`) => `
 WITH d AS (
-  SELECT d.queue, d.id, d.data, d.priority, d.singleton_key, d.group_id, d.group_tier, d.source_name, d.source_id, d.source_root_id
+  SELECT d.queue, d.id, d.data, d.priority, d.singleton_key, d.group_id, d.group_tier, d.source_name, d.source_id, d.source_root_id,
+    d.trace_context
   FROM ${t} d
   WHERE d.queue = $1 AND d.id = $2 AND d.state IN ('created', 'retry', 'failed') AND d.source_name IS NOT NULL
   FOR UPDATE OF d SKIP LOCKED
 ), inserted AS (
   INSERT INTO ${s}.jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
-    retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, source_root_id)
+    retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter, source_root_id, trace_context)
   SELECT q.name, q.policy, d.data, d.priority, d.singleton_key, d.group_id, d.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, coalesce(d.source_root_id, d.source_id)
+    q.dead_letter, coalesce(d.source_root_id, d.source_id), d.trace_context
   FROM d
   JOIN ${s}.queues q ON q.name = d.source_name
   ON CONFLICT DO NOTHING

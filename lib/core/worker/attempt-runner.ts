@@ -6,6 +6,7 @@ import type { Executor } from '../db.js';
 import { JobTransaction } from '../job-transaction.js';
 import { completeArgs, type Statements } from '../sql/index.js';
 import { endSession } from '../sql/transaction.js';
+import type { Tracing } from '../tracing.js';
 import type { JobHandler } from '../types.js';
 import { toJson } from '../validate.js';
 import type { Attempt } from './attempt.js';
@@ -28,6 +29,8 @@ export interface AttemptRunnerScope {
   readonly connect: () => Promise<PoolClient>;
   /** Reports a failure of the engine itself (never a handler's throw). */
   error(err: unknown, context: string): void;
+  /** Spans around attempts (null: not tracing). */
+  readonly tracing: Tracing | null;
 }
 
 /** Runs a worker's attempts: one handler call each, its outcome handed to the completer. */
@@ -63,7 +66,9 @@ export class AttemptRunner {
       let output: string | null = null;
       let failure: FailureInfo | null = null;
       try {
-        output = toJson('handler output', await this.handler(toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt))));
+        const job = toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt));
+        const tracing = this.scope.tracing;
+        output = toJson('handler output', await (tracing ? tracing.attempt(attempt.row, () => this.handler(job)) : this.handler(job)));
       } catch (err) {
         failure = describeFailure(err, attempt.row.retry_count);
       }
@@ -124,7 +129,9 @@ export class AttemptRunner {
       attempt.tx = tx;
       let output: string | null = null;
       try {
-        output = toJson('handler output', await this.handler(toJob(row, attempt.abort, () => this.clock.heartbeat(attempt), tx.client)));
+        const job = toJob(row, attempt.abort, () => this.clock.heartbeat(attempt), tx.client);
+        const tracing = this.scope.tracing;
+        output = toJson('handler output', await (tracing ? tracing.attempt(row, () => this.handler(job)) : this.handler(job)));
       } catch (err) {
         failure = describeFailure(err, row.retry_count);
       }

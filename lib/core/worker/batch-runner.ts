@@ -2,6 +2,7 @@
 // lease, heartbeat, fence and outcome are the single job's: see AttemptRunner), and the call's result read out
 // into one outcome per job. The outcomes go to the completer together, so a batch settles in few statements.
 import { QueueError } from '../errors.js';
+import type { Tracing } from '../tracing.js';
 import type { BatchHandler, BatchJob, QueueLogger } from '../types.js';
 import { toJson } from '../validate.js';
 import type { Attempt } from './attempt.js';
@@ -16,6 +17,8 @@ export interface BatchRunnerScope {
   readonly log: QueueLogger;
   /** Reports a failure of the engine itself (never a handler's throw). */
   error(err: unknown, context: string): void;
+  /** A span around each call (null: not tracing). */
+  readonly tracing: Tracing | null;
 }
 
 /** One attempt's outcome: what it returned (JSON text, or null), or how it failed. */
@@ -153,7 +156,14 @@ export class BatchRunner {
       let threw = false;
       let thrown: unknown;
       try {
-        result = await this.handler(jobs);
+        const tracing = this.scope.tracing;
+        result = await (tracing
+          ? tracing.batch(
+              this.scope.queue,
+              batch.map((a) => a.row),
+              () => this.handler(jobs),
+            )
+          : this.handler(jobs));
       } catch (err) {
         threw = true;
         thrown = err;

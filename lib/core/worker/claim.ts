@@ -38,6 +38,8 @@ export interface ClaimedRow {
   claim_count: number;
   retry_limit: number;
   singleton_key: string | null;
+  /** The sender's trace context, W3C headers in JSON (tracing.ts), or null. */
+  trace_context: string | null;
   /** The attempt's stamp: started_on in microseconds since the epoch, as decimal text (see STAMPED). */
   stamp: string;
   /** Milliseconds since the epoch. */

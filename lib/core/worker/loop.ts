@@ -95,6 +95,7 @@ export class Worker {
       holdsBack: () => this.holdsBack(),
       error: (err, context) => ctx.error(err, context),
       events: ctx.events,
+      tracing: ctx.tracing,
     };
     const attempts = this.attempts;
     this.due = new DueClock(this.scope);

@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg';
 import type { Executor } from '../db.js';
 import type { EngineEvents } from '../events.js';
 import type { Statements } from '../sql/index.js';
+import type { Tracing } from '../tracing.js';
 import type { QueueLogger } from '../types.js';
 import type { ClaimProfile } from './claim.js';
 
@@ -34,4 +35,6 @@ export interface WorkerContext {
   readonly events: Pick<EngineEvents, 'warning' | 'listens' | 'job'>;
   /** A claim slower than this many milliseconds is reported (a `slow-claim` warning); 0: never. */
   readonly slowClaimMs: number;
+  /** Spans around attempts (null: not tracing). */
+  readonly tracing: Tracing | null;
 }
