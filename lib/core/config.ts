@@ -125,6 +125,19 @@ const KNOWN = new Set([
 /** Schema names are spliced into SQL as identifiers, so only this shape is accepted (and the channel name must fit 63 bytes). */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,49}$/;
 
+/** A schema name the engine accepts (InvalidOptionError naming `field` otherwise). */
+export function schemaName(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !SCHEMA_PATTERN.test(value)) {
+    throw new InvalidOptionError(field, 'a lower-case identifier of 1 to 50 characters from [a-z0-9_], not starting with a digit', value);
+  }
+  return value;
+}
+
+/** A schema name (as schemaName accepts it) quoted as an identifier, ready to prefix table names. */
+export function quotedSchema(schema: string): string {
+  return `"${schema}"`;
+}
+
 /** Parses module options once, at the edge: `forRoot`, `forRootAsync` and plain scripts all call this. */
 export function resolveConfig(input: unknown): ResolvedConfig {
   const o = record('QueueModuleOptions', input) as QueueModuleOptions & Record<string, unknown>;
@@ -146,14 +159,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   if (o.db !== undefined && (typeof o.db !== 'object' || !('$client' in o.db))) {
     throw new InvalidOptionError('db', 'a Drizzle node-postgres database (with $client)', o.db);
   }
-  const schema = o.schema ?? 'pgqueue';
-  if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
-    throw new InvalidOptionError(
-      'schema',
-      'a lower-case identifier of 1 to 50 characters from [a-z0-9_], not starting with a digit',
-      schema,
-    );
-  }
+  const schema = schemaName('schema', o.schema ?? 'pgqueue');
   const logger = o.logger as Partial<Record<keyof QueueLogger, unknown>> | undefined;
   if (
     logger !== undefined &&
@@ -170,7 +176,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     pool: o.pool ?? null,
     db: o.db ?? null,
     schema,
-    schemaIdent: `"${schema}"`,
+    schemaIdent: quotedSchema(schema),
     channel: `pgqueue_${schema}`,
     migrate: optBool('migrate', o.migrate) ?? true,
     workers: optBool('workers', o.workers) ?? true,

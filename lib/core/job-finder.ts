@@ -26,7 +26,8 @@ export interface JobPage<T = unknown> {
 }
 
 const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'limit', 'after']);
-const STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
+/** Every state a job can be in, in the order of its life. */
+export const JOB_STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
 /** A job id: a positive bigint, as text. */
 const JOB_ID = /^[1-9][0-9]{0,18}$/;
 const BIGINT_MAX = 9_223_372_036_854_775_807n;
@@ -45,10 +46,14 @@ export function parseFindOptions(value: unknown): {
   if (o.state !== undefined) {
     const given = Array.isArray(o.state) ? (o.state as unknown[]) : [o.state];
     if (given.length === 0)
-      throw new InvalidOptionError('options.state', `a state or a non-empty array of states (${STATES.join(', ')})`, o.state);
+      throw new InvalidOptionError('options.state', `a state or a non-empty array of states (${JOB_STATES.join(', ')})`, o.state);
     states = given.map((s, i) => {
-      if (!STATES.includes(s as JobState))
-        throw new InvalidOptionError(Array.isArray(o.state) ? `options.state[${i}]` : 'options.state', `one of ${STATES.join(', ')}`, s);
+      if (!JOB_STATES.includes(s as JobState))
+        throw new InvalidOptionError(
+          Array.isArray(o.state) ? `options.state[${i}]` : 'options.state',
+          `one of ${JOB_STATES.join(', ')}`,
+          s,
+        );
       return s as JobState;
     });
   }

@@ -3,6 +3,7 @@ import { MIGRATIONS } from '../../schema/migrations/index.js';
 import type { QueueLogger } from './types.js';
 import * as sql from './sql/migrate.js';
 import { inTransaction } from './db.js';
+import { packageVersion } from './version.js';
 
 /** What `migrate` did: the version found and the version left installed. */
 export interface MigrationResult {
@@ -36,4 +37,37 @@ export async function migrate(pool: pg.Pool, schema: string, schemaIdent: string
   if (result.to !== result.from) log?.log(`schema ${schema} migrated from version ${result.from} to ${result.to}`);
   if (result.from > LATEST_VERSION) log?.warn(`schema ${schema} is at version ${result.from}, newer than this code (${LATEST_VERSION})`);
   return result;
+}
+
+/**
+ * The schema version installed in `schema` (`schemaIdent` quoted): 0 when nothing is (not even the installer's
+ * table). Reads only: a tool that must not install anything checks with this what it may run.
+ */
+export async function installedVersion(db: pg.Pool | pg.ClientBase, schema: string, schemaIdent: string): Promise<number> {
+  const [presence] = (await db.query<{ present: boolean }>(sql.migrationsTablePresent, [schema])).rows;
+  if (!presence!.present) return 0;
+  return (await db.query<{ version: number }>(sql.selectInstalledVersion(schemaIdent))).rows[0]!.version;
+}
+
+/** What migrationScript wrote: the versions it upgrades from and to, and the script. */
+export interface MigrationScript extends MigrationResult {
+  sql: string;
+}
+
+/**
+ * What `migrate` would run on a schema at version `from`, as one SQL script (sql/migrate.ts, migrationScript): for a
+ * DBA who applies the DDL by hand (`psql -v ON_ERROR_STOP=1 -f`). It records each version as `migrate` does, so an
+ * engine starting afterwards finds the schema installed; applied to a schema at another version it changes nothing.
+ * At or past the newest version there is nothing to apply, and the script is a comment.
+ */
+export function migrationScript(schema: string, schemaIdent: string, from: number): MigrationScript {
+  const steps = MIGRATIONS.filter((m) => m.version > from).map((m) => ({ version: m.version, name: m.name, sql: m.up(schemaIdent) }));
+  const to = steps.at(-1)?.version ?? from;
+  if (steps.length === 0)
+    return { from, to, sql: `-- schema "${schema}" is at version ${from}: nothing to apply (newest: ${LATEST_VERSION})\n` };
+  const header = [
+    `-- nestjs-pgqueue ${packageVersion()}: schema "${schema}" from version ${from} to ${to}, in one transaction.`,
+    '-- Apply with: psql -v ON_ERROR_STOP=1 -f <this file>',
+  ].join('\n');
+  return { from, to, sql: sql.migrationScript(schema, schemaIdent, from, steps, header) };
 }

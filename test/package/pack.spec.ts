@@ -14,6 +14,7 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   engines?: { node?: string };
   files: string[];
   exports: Record<string, string | Record<string, string>>;
+  bin?: Record<string, string>;
   scripts: Record<string, string>;
 };
 
@@ -43,6 +44,13 @@ describe('the package', () => {
     ]) {
       expect(packed).toContain(entry);
     }
+  });
+
+  it('ships the pgqueue command: its bin target, compiled, starting with the line that runs it with node', () => {
+    // npm makes the target executable when it links the bin on install
+    expect(manifest.bin).toEqual({ pgqueue: 'dist/lib/cli/main.js' });
+    expect(packed).toContain('dist/lib/cli/main.js');
+    expect(readFileSync(join(root, 'dist/lib/cli/main.js'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
 
   it('ships the license, the README with the docs it links to, the manifest, and nothing else outside dist/lib and dist/schema', () => {

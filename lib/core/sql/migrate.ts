@@ -1,7 +1,13 @@
-/** Statements of the installer; the migrations themselves live in schema/migrations. */
+/**
+ * Statements of the installer; the migrations themselves live in schema/migrations. The installer sends them with
+ * bound values; migrationScript writes the same statements out with literals, as one script for a DBA to apply.
+ */
 
 /** Serialises installers of one schema across every instance booting at once; released at commit. */
-export const lockMigrations = `SELECT pg_advisory_xact_lock(1885824373, hashtext($1))`;
+const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, hashtext(${schemaValue}))`;
+
+/** $1 schema name */
+export const lockMigrations = lock('$1');
 
 export const createSchema = (s: string) => `CREATE SCHEMA IF NOT EXISTS ${s}`;
 
@@ -14,4 +20,58 @@ CREATE TABLE IF NOT EXISTS ${s}.migrations (
 
 export const selectInstalledVersion = (s: string) => `SELECT coalesce(max(version), 0)::int AS version FROM ${s}.migrations`;
 
-export const recordMigration = (s: string) => `INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`;
+const record = (s: string, version: string, name: string) => `INSERT INTO ${s}.migrations (version, name) VALUES (${version}, ${name})`;
+
+/** $1 version, $2 name */
+export const recordMigration = (s: string) => record(s, '$1', '$2');
+
+/** Whether the schema named $1 holds the installer's table (without it, nothing is installed there). */
+export const migrationsTablePresent = `SELECT to_regclass(format('%I.migrations', $1::text)) IS NOT NULL AS present`;
+
+/**
+ * A string as an SQL literal. Only for the script below, whose values are the schema name (validated when the
+ * configuration is resolved) and the migrations' own names: constants of this code, never a caller's data.
+ */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** One migration as the script applies it: its version, its name, and its statements for the schema. */
+export interface ScriptStep {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * The installer's work as one SQL script: in one transaction, the same lock, schema and migrations table as the
+ * installer, a guard that the version installed is `from` (the script was written for that version: applied to
+ * another, it raises and nothing changes), then each step and its row in `migrations`, which is how an engine
+ * starting afterwards finds the version installed. `schema` is the validated name, `s` the same name quoted.
+ */
+export function migrationScript(schema: string, s: string, from: number, steps: readonly ScriptStep[], header: string): string {
+  const guard = `DO $pgqueue_guard$
+DECLARE installed integer := (${selectInstalledVersion(s)});
+BEGIN
+  IF installed <> ${from} THEN
+    RAISE EXCEPTION 'schema % is at version %; this script upgrades it from version ${from}', ${literal(schema)}, installed;
+  END IF;
+END
+$pgqueue_guard$`;
+  const parts = [
+    'BEGIN',
+    lock(literal(schema)),
+    createSchema(s),
+    createMigrationsTable(s).trim(),
+    guard,
+    ...steps.flatMap((m) => [`-- migration ${m.version}: ${m.name}\n${m.sql.trim()}`, record(s, String(m.version), literal(m.name))]),
+    'COMMIT',
+  ];
+  return `${header}\n${parts.map(terminated).join('\n\n')}\n`;
+}
+
+/** A statement ended by a semicolon: on a line of its own when the text ends in a comment, which would swallow it. */
+function terminated(statement: string): string {
+  if (statement.endsWith(';')) return statement;
+  return /--[^\n]*$/.test(statement) ? `${statement}\n;` : `${statement};`;
+}
