@@ -13,10 +13,15 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   license: string;
   engines?: { node?: string };
   files: string[];
-  exports: Record<string, string | Record<string, string>>;
+  exports: Record<string, Conditions>;
+  typesVersions: Record<string, Record<string, string[]>>;
   bin?: Record<string, string>;
   scripts: Record<string, string>;
 };
+
+type Conditions = string | { [condition: string]: Conditions };
+/** Every file a conditional export names, however deep its conditions nest. */
+const targetsOf = (c: Conditions): string[] => (typeof c === 'string' ? [c] : Object.values(c).flatMap(targetsOf));
 
 let packed: string[] = [];
 beforeAll(() => {
@@ -30,7 +35,7 @@ beforeAll(() => {
 
 describe('the package', () => {
   it('ships every entry point of exports, with its types', () => {
-    const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)));
+    const targets = Object.values(manifest.exports).flatMap(targetsOf);
     expect(targets.length).toBeGreaterThan(8);
     const missing = targets.map((t) => t.replace(/^\.\//, '')).filter((t) => !packed.includes(t));
     expect(missing).toEqual([]);
@@ -53,15 +58,28 @@ describe('the package', () => {
     expect(readFileSync(join(root, 'dist/lib/cli/main.js'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
   });
 
-  it('ships the license, the README with the docs it links to, the manifest, and nothing else outside dist/lib and dist/schema', () => {
+  it('ships the license, the README with the docs it links to, the manifest, and nothing else outside dist/lib, dist/schema and its CommonJS build', () => {
     expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'docs/options.md', 'docs/design.md']));
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
     const stray = packed.filter(
-      (p) => !['LICENSE', 'README.md', 'package.json'].includes(p) && !/^(dist\/(lib|schema)\/|docs\/[\w-]+\.md$)/.test(p),
+      (p) =>
+        !['LICENSE', 'README.md', 'package.json', 'dist/cjs/package.json'].includes(p) &&
+        !/^(dist\/(lib|schema|cjs\/schema)\/|docs\/[\w-]+\.md$)/.test(p),
     );
     expect(stray).toEqual([]);
     expect(packed.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('gives node10 resolution (which reads no exports) the same types as exports, for every entry point', () => {
+    // a CommonJS app's types: the `require` condition where there is one (the schema's CommonJS build)
+    const typesOf = (c: Conditions): string | undefined =>
+      typeof c === 'string' ? undefined : typeof c.types === 'string' ? c.types : typesOf(c.require ?? c.default ?? {});
+    const subpaths = Object.keys(manifest.exports).filter((k) => k !== '.' && k !== './package.json');
+    const mapped = manifest.typesVersions['*']!;
+    expect(Object.keys(mapped).sort()).toEqual(subpaths.map((k) => k.slice(2)).sort());
+    for (const subpath of subpaths) expect(mapped[subpath.slice(2)]).toEqual([typesOf(manifest.exports[subpath]!)!.slice(2)]);
+    expect((manifest as unknown as { types: string }).types).toBe(typesOf(manifest.exports['.']!));
   });
 
   it('names in engines the Node major the tests run on, and only that one', () => {
@@ -73,7 +91,8 @@ describe('the package', () => {
     const sources = new Set(execFileSync('git', ['ls-files', 'lib', 'schema'], { cwd: root, encoding: 'utf8' }).split('\n'));
     const orphans = packed
       .filter((p) => p.endsWith('.js') || p.endsWith('.css'))
-      .map((p) => p.replace(/^dist\//, ''))
+      // the CommonJS build of the schema (dist/cjs) comes from the same sources
+      .map((p) => p.replace(/^dist\/(cjs\/)?/, ''))
       // compiled from a .ts, or copied as it is (the dashboard's assets)
       .filter((p) => !sources.has(p.replace(/\.js$/, '.ts')) && !sources.has(p));
     expect(orphans).toEqual([]);
@@ -97,7 +116,18 @@ describe('the package', () => {
     try {
       const tracked = execFileSync(
         'git',
-        ['ls-files', 'lib', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs', 'LICENSE'],
+        [
+          'ls-files',
+          'lib',
+          'schema',
+          'package.json',
+          'tsconfig.json',
+          'tsconfig.build.json',
+          'tsconfig.cjs.json',
+          'README.md',
+          'docs',
+          'LICENSE',
+        ],
         { cwd: root, encoding: 'utf8' },
       )
         .split('\n')
