@@ -183,8 +183,16 @@ export class Runtime {
         throw startupError(err, cfg.connectionString);
       }
     }
+    // the passes and units run on timers: started outside the trace of whatever call started the engine
+    if (this.tracing) this.tracing.detached(() => this.startBackground());
+    else this.startBackground();
+  }
+
+  /** Starts the maintenance and monitor passes (when supervising) and the attached units. */
+  private startBackground(): void {
+    const cfg = this.config;
     if (cfg.supervise) {
-      const gate = this.gate;
+      const gate = this.gate!;
       // One lane: an instance's passes never hold two of the pool's connections at once.
       const lane = new PassLane();
       // The passes run on the gate directly: one running when close() begins still ends.

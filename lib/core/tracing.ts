@@ -6,10 +6,15 @@ import { InvalidOptionError } from './errors.js';
 import { packageVersion } from './version.js';
 
 // The part of @opentelemetry/api used here, written out so that the package's types do not need it installed.
+interface TraceState {
+  serialize(): string;
+}
 interface SpanContext {
   traceId: string;
   spanId: string;
   traceFlags: number;
+  isRemote?: boolean;
+  traceState?: TraceState;
 }
 interface Span {
   spanContext(): SpanContext;
@@ -28,14 +33,11 @@ interface OtelApi {
     getTracer(name: string, version?: string): Tracer;
     getTracerProvider(): unknown;
     setSpan(context: Context, span: Span): Context;
-    getSpanContext(context: Context): SpanContext | undefined;
     isSpanContextValid(spanContext: SpanContext): boolean;
   };
   context: { active(): Context; with<R>(context: Context, fn: () => R): R };
-  propagation: {
-    inject(context: Context, carrier: Record<string, string>): void;
-    extract(context: Context, carrier: Record<string, string>): Context;
-  };
+  /** Since API 1.1. */
+  createTraceState?: (raw: string) => TraceState;
   ROOT_CONTEXT: Context;
   ProxyTracerProvider: new () => { getDelegate(): unknown };
   SpanKind: { PRODUCER: number; CONSUMER: number };
@@ -75,14 +77,24 @@ export class Tracing {
   }
 
   /**
+   * Runs `fn` outside any caller's trace: timers it sets (the scheduler's, maintenance's) keep no request's context,
+   * so a cron job's send span does not join the request that happened to start the engine.
+   */
+  detached<T>(fn: () => T): T {
+    return this.within(this.api.ROOT_CONTEXT, fn);
+  }
+
+  /**
    * Runs an insert of `count` jobs into `queue` inside a producer span, made the active context meanwhile (so a
    * pg instrumentation's span of the INSERT is its child). `insert` gets the trace context to store in each job:
-   * the span's, as W3C headers in JSON, or null when no span records and none is being propagated.
+   * the span's `traceparent` (and `tracestate`) as JSON, or null when there is no valid span.
    */
   send<T>(queue: string, count: number, insert: (context: string | null) => Promise<T>): Promise<T> {
     return this.sdk ? this.traceSend(queue, count, insert) : insert(null);
   }
 
+  // Every call into the API below is guarded: a tracer, a span processor or a context manager that throws costs
+  // the span, never the send or the attempt (an insert that committed must not reject; a handler must run once).
   private async traceSend<T>(queue: string, count: number, insert: (context: string | null) => Promise<T>): Promise<T> {
     const { api } = this;
     const attributes: Attributes = {
@@ -92,23 +104,22 @@ export class Tracing {
       'messaging.destination.name': queue,
     };
     if (count !== 1) attributes['messaging.batch.message_count'] = count;
-    const span = this.tracer.startSpan(`send ${queue}`, { kind: api.SpanKind.PRODUCER, attributes });
-    const active = api.trace.setSpan(api.context.active(), span);
-    let stored: string | null = null;
-    if (api.trace.isSpanContextValid(span.spanContext())) {
-      const carrier: Record<string, string> = {};
-      api.propagation.inject(active, carrier);
-      if (Object.keys(carrier).length > 0) stored = JSON.stringify(carrier);
-    }
+    const span = safely(() => this.tracer.startSpan(`send ${queue}`, { kind: api.SpanKind.PRODUCER, attributes }));
+    if (!span) return insert(null);
+    const stored = safely(() => this.headersOf(span.spanContext()));
     try {
-      const result = await api.context.with(active, () => insert(stored));
-      if (count === 1 && Array.isArray(result) && typeof result[0] === 'string') span.setAttribute('messaging.message.id', result[0]);
+      const result = await this.within(
+        safely(() => api.trace.setSpan(api.context.active(), span)),
+        () => insert(stored),
+      );
+      if (count === 1 && Array.isArray(result) && typeof result[0] === 'string')
+        safely(() => span.setAttribute('messaging.message.id', result[0] as string));
       return result;
     } catch (err) {
-      this.failed(span, err);
+      safely(() => this.failed(span, err));
       throw err;
     } finally {
-      span.end();
+      safely(() => span.end());
     }
   }
 
@@ -127,6 +138,22 @@ export class Tracing {
 
   private async consume<T>(queue: string, jobs: readonly TracedJob[], run: () => T): Promise<Awaited<T>> {
     const { api } = this;
+    const span = safely(() => this.startConsumer(queue, jobs));
+    if (!span) return await run();
+    try {
+      return await this.within(
+        safely(() => api.trace.setSpan(api.ROOT_CONTEXT, span)),
+        run,
+      );
+    } catch (err) {
+      safely(() => this.failed(span, err));
+      throw err;
+    } finally {
+      safely(() => span.end());
+    }
+  }
+
+  private startConsumer(queue: string, jobs: readonly TracedJob[]): Span {
     const attributes: Attributes = {
       'messaging.system': 'pgqueue',
       'messaging.operation.type': 'process',
@@ -145,34 +172,69 @@ export class Tracing {
       if (sender) links.push({ context: sender });
     }
     // a root of its own: the attempt runs later than the request that sent it, maybe many times
-    const span = this.tracer.startSpan(`process ${queue}`, { kind: api.SpanKind.CONSUMER, attributes, links }, api.ROOT_CONTEXT);
+    return this.tracer.startSpan(`process ${queue}`, { kind: this.api.SpanKind.CONSUMER, attributes, links }, this.api.ROOT_CONTEXT);
+  }
+
+  /** Runs `run` in `context`; outside it when there is none, or when the context manager fails before calling it. */
+  private within<T>(context: Context | null, run: () => T): T {
+    if (!context) return run();
+    let called = false;
     try {
-      return await api.context.with(api.trace.setSpan(api.ROOT_CONTEXT, span), run);
+      return this.api.context.with(context, () => {
+        called = true;
+        return run();
+      });
     } catch (err) {
-      this.failed(span, err);
-      throw err;
-    } finally {
-      span.end();
+      if (called) throw err;
+      return run();
     }
   }
 
-  /** The span context a job's stored trace context names, or null (none stored, or not one we can read). */
+  /**
+   * What a job stores of its send's span: W3C `traceparent` (and `tracestate`) written from the span itself, not
+   * through the app's propagators, so that no baggage (which may carry user data) is stored with every job.
+   */
+  private headersOf(context: SpanContext): string | null {
+    if (!this.api.trace.isSpanContextValid(context)) return null;
+    const headers: Record<string, string> = {
+      traceparent: `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 0xff).toString(16).padStart(2, '0')}`,
+    };
+    const state = context.traceState?.serialize();
+    if (state) headers.tracestate = state;
+    return JSON.stringify(headers);
+  }
+
+  /** The span context a job's stored headers name, or null (none stored, or not one we can read). */
   private senderOf(stored: string | null): SpanContext | null {
     if (!stored) return null;
-    let carrier: unknown;
-    try {
-      carrier = JSON.parse(stored);
-    } catch {
-      return null;
+    const headers = safely(() => JSON.parse(stored) as unknown);
+    if (typeof headers !== 'object' || headers === null) return null;
+    const { traceparent, tracestate } = headers as { traceparent?: unknown; tracestate?: unknown };
+    const m = typeof traceparent === 'string' ? TRACEPARENT.exec(traceparent) : null;
+    if (!m) return null;
+    const context: SpanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16), isRemote: true };
+    if (typeof tracestate === 'string' && this.api.createTraceState) {
+      const state = safely(() => this.api.createTraceState!(tracestate));
+      if (state) context.traceState = state;
     }
-    if (typeof carrier !== 'object' || carrier === null) return null;
-    const found = this.api.trace.getSpanContext(this.api.propagation.extract(this.api.ROOT_CONTEXT, carrier as Record<string, string>));
-    return found && this.api.trace.isSpanContextValid(found) ? found : null;
+    return this.api.trace.isSpanContextValid(context) ? context : null;
   }
 
   private failed(span: Span, err: unknown): void {
     span.recordException(err instanceof Error ? err : String(err));
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** W3C traceparent, version 00: trace id, span id, flags. */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** What `fn` returns, or null when it throws. */
+function safely<T>(fn: () => T): T | null {
+  try {
+    return fn();
+  } catch {
+    return null;
   }
 }
 

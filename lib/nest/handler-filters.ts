@@ -36,7 +36,7 @@ export function boundFilters(
     if (!filter || typeof filter.catch !== 'function') {
       const name = typeof entry === 'function' ? (entry as { name: string }).name : String(entry);
       throw new QueueError(
-        `invalid @QueueHandler registration: ${where} binds the exception filter ${name}, which Nest did not make for it (a handler provided by useFactory or useValue gets no class-bound enhancers); bind an instance: @UseFilters(new ${name}())`,
+        `invalid @QueueHandler registration: ${where} binds the exception filter ${name}, which Nest did not make for it as a singleton (a handler provided by useFactory, useValue or { provide, useClass } gets no class-bound enhancers, and a request-scoped or transient filter has no instance for a job); bind an instance: @UseFilters(new ${name}())`,
         'INVALID_HANDLER',
       );
     }
@@ -50,7 +50,9 @@ export function boundFilters(
  * in an ArgumentsHost of the job's own context type:
  * - what the filter throws (or its Observable errors with) fails the attempt in the error's place;
  * - a value it returns (or its Observable's last value) handles the error: the job completes with that output;
- * - returning nothing leaves the error as it was, as Nest's external filters do.
+ * - returning nothing (or a promise of nothing) leaves the error as it was.
+ * An error thrown once the job's signal was aborted (shutdown handing the job back, or its lease cut off) goes on
+ * as it is, unfiltered: a filter that answers with a value must not complete a job that was stopped halfway.
  * No filter logs here: the worker already reports each failed attempt once.
  */
 export function withFilters<A extends unknown[]>(
@@ -63,6 +65,7 @@ export function withFilters<A extends unknown[]>(
     try {
       return await run(...args);
     } catch (err) {
+      if (stopped(args[0])) throw err;
       const chosen = filters.find((f) => f.catches.length === 0 || f.catches.some((type) => err instanceof type));
       if (!chosen) throw err;
       const host = new ExecutionContextHost(args);
@@ -73,4 +76,10 @@ export function withFilters<A extends unknown[]>(
       return value;
     }
   };
+}
+
+/** Whether the job (or, for a batch, any of its jobs) had its signal aborted: the attempt was stopped. */
+function stopped(arg: unknown): boolean {
+  const jobs = Array.isArray(arg) ? (arg as unknown[]) : [arg];
+  return jobs.some((job) => (job as { signal?: AbortSignal } | null)?.signal?.aborted === true);
 }

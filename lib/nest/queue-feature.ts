@@ -39,6 +39,7 @@ export function queueFeature(entries: readonly QueueFeatureEntry[]): DynamicModu
       'a non-empty array of defineJob() jobs or { name, ...queueOptions }',
       entries,
     );
+  const call = ++features;
   const declarations = entries.map((entry, i): QueueDeclaration => {
     const field = `QueueModule.forFeature queues[${i}]`;
     if (entry === null || typeof entry !== 'object')
@@ -47,10 +48,10 @@ export function queueFeature(entries: readonly QueueFeatureEntry[]): DynamicModu
     const { name: rawName, ...options } = given;
     const name = queueName(`${field}.name`, rawName);
     parseQueueOptions(options, field);
-    return { queue: name, where: `QueueModule.forFeature('${name}')`, queueOptions: options };
+    // the call's number tells two feature modules' declarations of one queue apart in a message
+    return { queue: name, where: `QueueModule.forFeature #${call} ('${name}')`, queueOptions: options };
   });
-  // a token of its own, so that two feature modules' providers do not replace each other
-  const token = `pgqueue:feature:${++features}`;
+  const token = `pgqueue:feature:${call}`;
   return {
     module: QueueFeatureModule,
     providers: [{ provide: token, useValue: new QueueFeature(declarations) }],

@@ -186,12 +186,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           workOptions: work,
           schedule: schedule === undefined ? null : parseDeclaredSchedule(`${field}.schedule`, schedule, this.config.maxPayloadBytes),
           // the instance Nest made of a filter class for this provider's module
-          filters: boundFilters(
-            prototype,
-            method,
-            (type) => wrapper.host?.injectables.get(type)?.instance as ExceptionFilter | undefined,
-            where,
-          ),
+          filters: boundFilters(prototype, method, (type) => singletonIn(wrapper.host?.injectables.get(type)), where),
         });
       }
     }
@@ -222,7 +217,7 @@ export function inDeadLetterOrder<H extends { queue: string; where: string; queu
     if (placed.has(h)) return;
     if (visiting.includes(h)) {
       const loop = [...visiting.slice(visiting.indexOf(h)), h].map((x) => `${x.where} ("${x.queue}")`).join(' → ');
-      throw new QueueError(`invalid @QueueHandler registration: the deadLetter options form a loop: ${loop}`, 'INVALID_HANDLER');
+      throw new QueueError(`invalid queue declarations: the deadLetter options form a loop: ${loop}`, 'INVALID_HANDLER');
     }
     visiting.push(h);
     const target = h.queueOptions.deadLetter;
@@ -235,4 +230,10 @@ export function inDeadLetterOrder<H extends { queue: string; where: string; queu
   };
   for (const h of handlers) place(h);
   return ordered;
+}
+
+/** The instance of an injectable Nest made once for the module (none for a request-scoped or transient one). */
+function singletonIn(wrapper: { isDependencyTreeStatic(): boolean; isTransient: boolean; instance: unknown } | undefined) {
+  if (!wrapper || !wrapper.isDependencyTreeStatic() || wrapper.isTransient) return undefined;
+  return wrapper.instance as ExceptionFilter | undefined;
 }

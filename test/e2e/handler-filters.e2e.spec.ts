@@ -1,11 +1,11 @@
 // Exception filters bound to a @QueueHandler method or its class run around each job: a filter that returns a value
 // completes the job with it, one that throws fails the attempt with what it threw, one that returns nothing leaves
 // the error as it was. The app's global filters (written for HTTP) stay off jobs, and nothing logs a failure twice.
-import { Catch, Injectable, Module, UseFilters, type ArgumentsHost, type ExceptionFilter, type LoggerService } from '@nestjs/common';
+import { Catch, Injectable, Module, Scope, UseFilters, type ArgumentsHost, type ExceptionFilter, type LoggerService } from '@nestjs/common';
 import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { of, throwError, type Observable } from 'rxjs';
 import { QUEUE_CONTEXT_TYPE, QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
-import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+import { deferred, dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const schema = uniqueSchema('e2e_filters');
 const pool = testPool(2);
@@ -151,5 +151,63 @@ describe('exception filters around @QueueHandler', () => {
     } finally {
       await app.close();
     }
+  });
+  it('does not let a filter complete a job that shutdown stopped halfway: it goes back to the queue', async () => {
+    const started = deferred();
+    @Catch()
+    class Answering implements ExceptionFilter {
+      catch() {
+        return { answered: true };
+      }
+    }
+    @Injectable()
+    class Slow {
+      @QueueHandler('filters.slow', { pollingIntervalSeconds: 0.1 })
+      @UseFilters(new Answering())
+      async run(job: Job) {
+        started.resolve();
+        // gives up when asked to stop, as a handler should
+        await new Promise((_, reject) => job.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true }));
+      }
+    }
+    @Module({
+      imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false, shutdownTimeoutMs: 200 })],
+      providers: [Slow],
+    })
+    class App {}
+    const app = await NestFactory.createApplicationContext(App, { logger: false });
+    const queue = app.get(QueueService);
+    const id = (await queue.send('filters.slow', {}))!;
+    await started.promise;
+    await app.close();
+    const { rows } = await pool.query<{ state: string; output: unknown }>(
+      `SELECT state::text, output FROM "${schema}".jobs WHERE id = $1`,
+      [id],
+    );
+    expect(rows[0]).toEqual({ state: 'created', output: null });
+  });
+
+  it('refuses at boot a transient filter class, which has no instance for a job', async () => {
+    @Injectable({ scope: Scope.TRANSIENT })
+    @Catch()
+    class PerUse implements ExceptionFilter {
+      catch() {
+        return 'never';
+      }
+    }
+    @Injectable()
+    class Uses {
+      @QueueHandler('filters.scoped')
+      @UseFilters(PerUse)
+      run() {}
+    }
+    @Module({
+      imports: [QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false })],
+      providers: [Uses],
+    })
+    class App {}
+    await expect(NestFactory.createApplicationContext(App, { logger: false, abortOnError: false })).rejects.toThrow(
+      /Uses\.run binds the exception filter PerUse/,
+    );
   });
 });

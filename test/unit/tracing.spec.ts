@@ -46,3 +46,63 @@ describe('Tracing without an SDK registered', () => {
     expect(stored).toBeNull();
   });
 });
+
+describe('Tracing when the SDK misbehaves', () => {
+  /** An API whose SDK throws where `where` says: an app's span processor or context manager gone wrong. */
+  const failingApi = (where: 'start' | 'end' | 'with') => {
+    class Proxy {
+      getDelegate() {
+        return null;
+      }
+    }
+    const span = {
+      spanContext: () => ({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 }),
+      setAttribute: () => undefined,
+      recordException: () => undefined,
+      setStatus: () => undefined,
+      end: () => {
+        if (where === 'end') throw new Error('processor failed');
+      },
+    };
+    return {
+      trace: {
+        getTracer: () => ({
+          startSpan: () => {
+            if (where === 'start') throw new Error('sampler failed');
+            return span;
+          },
+        }),
+        getTracerProvider: () => ({}), // not the API's proxy: an SDK is registered
+        setSpan: (c: object) => c,
+        isSpanContextValid: () => true,
+      },
+      context: {
+        active: () => ({}),
+        with: (_c: object, fn: () => unknown) => {
+          if (where === 'with') throw new Error('context manager failed');
+          return fn();
+        },
+      },
+      ROOT_CONTEXT: {},
+      ProxyTracerProvider: Proxy,
+      SpanKind: { PRODUCER: 3, CONSUMER: 4 },
+      SpanStatusCode: { ERROR: 2 },
+    };
+  };
+  const job = { id: '1', queue: 'q', retry_count: 0, trace_context: null };
+
+  it.each(['start', 'end', 'with'] as const)('costs the span, never the send or the attempt, when %s throws', async (where) => {
+    const tracing = new Tracing(failingApi(where) as never);
+    let runs = 0;
+    await expect(tracing.attempt(job, () => (runs++, 'out'))).resolves.toBe('out');
+    await expect(tracing.send('q', 1, () => (runs++, Promise.resolve(['7'])))).resolves.toEqual(['7']);
+    expect(runs).toBe(2);
+    // a handler's own throw still goes on as it is
+    const err = new Error('handler failed');
+    await expect(
+      tracing.attempt(job, () => {
+        throw err;
+      }),
+    ).rejects.toBe(err);
+  });
+});
