@@ -12,6 +12,9 @@ import { checkUrl, schemaArgument } from './arguments.js';
 import { CommandError, UsageError } from './failure.js';
 import { cliLogger, type CliIo } from './io.js';
 
+/** A host that drops packets fails the command in this long, not after the system's TCP timeout (minutes). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** The options every command that reaches the database takes. */
 export interface ConnectionOptions {
   url?: string;
@@ -35,7 +38,7 @@ export function databaseUrl(options: ConnectionOptions, io: CliIo): string {
 
 /** Runs `fn` on one connection of its own, closed after; a failure to connect reads as the engine's (startupError). */
 export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // a connection the server drops between statements must not end the process; the next statement reports it
   client.on('error', () => undefined);
   try {
@@ -50,7 +53,7 @@ export async function withClient<T>(url: string, fn: (client: pg.Client) => Prom
 
 /** Runs `fn` on a pool of one connection (what `migrate` takes), ended after. */
 export async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   pool.on('error', () => undefined);
   try {
     return await fn(pool);

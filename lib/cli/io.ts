@@ -17,8 +17,11 @@ export interface CliIo {
 export function processIo(): CliIo {
   // A reader that stops early (`pgqueue jobs q | head`) closes the pipe: what is left to write has no one to read it,
   // which is no failure of the command.
+  // Any other failure to write the results is said in one line on stderr, and the command fails (exit 1).
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
+    if (err.code === 'EPIPE') return;
+    process.stderr.write(`pgqueue: could not write the results: ${err.message}\n`);
+    process.exitCode = 1;
   });
   return {
     out: (text) => void process.stdout.write(text),
