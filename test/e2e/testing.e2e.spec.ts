@@ -59,6 +59,20 @@ class Handlers {
     return { welcomed: true };
   }
 
+  constructor(private readonly queue: QueueService) {}
+
+  @QueueHandler('t.removed', { removeOnComplete: true })
+  removed() {
+    return 'gone with the row';
+  }
+
+  /** Cancels its own job: the job ends cancelled, and what the method returns is discarded. */
+  @QueueHandler('t.cancelled')
+  async cancelled(job: Job) {
+    await this.queue.cancel('t.cancelled', job.id);
+    return 'discarded';
+  }
+
   @QueueHandler('t.short', { policy: 'short' })
   short() {
     return 'ran';
@@ -340,6 +354,14 @@ describe('runJob()', () => {
     expect(await stateOf('t.mail', id)).toBe('created');
     await queue.deleteJob('t.mail', id);
     expect(queue.workerCount).toBe(0);
+  });
+
+  it('returns a job cancelled while it ran, and a completion whose row removeOnComplete deleted', async () => {
+    const cancelled = await runJob(queue, 't.cancelled', {});
+    expect(cancelled).toMatchObject({ state: 'cancelled', output: null, error: null, job: { state: 'cancelled' } });
+    const removed = await runJob(queue, 't.removed', {});
+    expect(removed).toEqual({ state: 'completed', output: null, error: null, job: null });
+    expect((await queue.findJobs('t.removed')).jobs).toEqual([]);
   });
 
   it('throws NoWorkerError, sending nothing, for a queue no loop of this process works', async () => {
