@@ -17,6 +17,7 @@ import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
 import type { Runtime } from './runtime.js';
 import type { Schedules } from './schedules.js';
+import type { WorkerRegistry } from './worker-registry.js';
 import type {
   Job,
   BatchHandler,
@@ -342,4 +343,9 @@ export function schedulesOf(queue: PgQueue): Schedules {
 /** The runtime of `queue`: for the dashboard's module, the repository's tests and tools (no entry point exports it). */
 export function runtimeOf(queue: PgQueue): Runtime {
   return queue['units'].runtime;
+}
+
+/** The worker loops of `queue`: for nestjs-pgqueue/testing, whose drain and runJob wake a queue's loops and wait for them. */
+export function workersOf(queue: PgQueue): WorkerRegistry {
+  return queue['units'].registry;
 }

@@ -217,6 +217,21 @@ export class WorkerRegistry {
     return this.workers.size;
   }
 
+  /**
+   * Wakes this instance's running loops of queue `name`, each to claim at once (a loop working claims again when its
+   * claim ends); returns how many there are. For nestjs-pgqueue/testing, whose drain and runJob must not wait for a
+   * poll when no NOTIFY reaches the loops (useListenNotify off).
+   */
+  wake(name: string): number {
+    let woken = 0;
+    for (const w of this.workers.values()) {
+      if (w.queue !== name) continue;
+      w.notify();
+      woken++;
+    }
+    return woken;
+  }
+
   /** Each loop as the workers registry shows it. */
   loops(): LoopInfo[] {
     return [...this.workers.values()].map((w) => ({

@@ -46,6 +46,8 @@ describe('the package', () => {
       'dist/lib/nest/terminus.js',
       'dist/lib/nest/prometheus.js',
       'dist/lib/core/index.js',
+      'dist/lib/testing/index.js',
+      'dist/lib/testing/index.d.ts',
     ]) {
       expect(packed).toContain(entry);
     }
