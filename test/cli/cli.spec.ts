@@ -1,13 +1,13 @@
 // The pgqueue command as a user runs it: the built bin (dist/lib/cli/main.js) in a child process, against PostgreSQL,
 // each command checked by what it printed, its exit code, and what the database holds after it.
 import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { LATEST_VERSION } from '../../lib/core/migrate.js';
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import { migrationScript } from '../../lib/core/sql/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
+import { freePort } from '../helpers/embedded-postgres.js';
 
 const main = fileURLToPath(new URL('../../dist/lib/cli/main.js', import.meta.url));
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL'));
@@ -30,18 +30,6 @@ function pgqueue(args: string[], databaseUrl?: string): Promise<Ran> {
         else resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
       },
     );
-  });
-}
-
-/** A TCP port nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
   });
 }
 
