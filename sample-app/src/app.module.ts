@@ -11,20 +11,35 @@ import { EmailHandlers } from './email.handlers.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { MetricsController } from './metrics.controller.js';
+import { ShopDatabaseModule } from './shop/database.js';
+import { ShopModule } from './shop/shop.module.js';
 
 @Module({})
 export class AppModule {}
 
-/**
- * The sample application, wired to the PostgreSQL at `connectionString`. The queue's tables live in
- * `schema` (default `pgqueue`); they are created or upgraded when the app starts. The admin API answers requests
- * that carry `adminToken` (default: the ADMIN_TOKEN environment variable; without one it refuses every request).
- */
-export function createAppModule(connectionString: string, schema?: string, adminToken = process.env.ADMIN_TOKEN): DynamicModule {
+/** How the sample app is wired. */
+export interface SampleOptions {
+  /** The PostgreSQL of the queue and of the shop's tables. */
+  connectionString: string;
+  /** The queue's schema (default `pgqueue`); its tables are created or upgraded when the app starts. */
+  schema?: string;
+  /** The shop's schema (default `shop`). */
+  shopSchema?: string;
+  /** The admin API answers requests that carry it; without one it refuses every request. */
+  adminToken?: string;
+  /** Demo mode: a demo order every this many milliseconds. */
+  demoIntervalMs?: number | null;
+}
+
+/** The sample application: the welcome-email example, the shop, and the operating surface around them. */
+export function createAppModule(options: SampleOptions): DynamicModule {
+  const { connectionString, schema, adminToken } = options;
   return {
     module: AppModule,
     imports: [
       QueueModule.forRoot({ connectionString, ...(schema === undefined ? {} : { schema }) }),
+      ShopDatabaseModule.forRoot({ connectionString, schema: options.shopSchema }),
+      ShopModule.forRoot({ demoIntervalMs: options.demoIntervalMs }),
       TerminusModule,
       // the queue's metrics on prom-client's default registry, served at GET /metrics
       QueueMetricsModule.forRoot(),

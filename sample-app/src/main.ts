@@ -144,11 +144,20 @@ async function main(): Promise<void> {
       url = database.url;
     }
     // abortOnError: false, so that a failed start reaches the catch below (and the database is stopped).
-    app = await NestFactory.create<NestExpressApplication>(createAppModule(url), { abortOnError: false });
+    const demoIntervalMs = process.env.DEMO ? 500 : null;
+    app = await NestFactory.create<NestExpressApplication>(
+      createAppModule({ connectionString: url, adminToken: process.env.ADMIN_TOKEN, demoIntervalMs }),
+      {
+        abortOnError: false,
+      },
+    );
     app.enableShutdownHooks([...SHUTDOWN_SIGNALS]);
     const port = Number(process.env.PORT ?? 3000);
     await app.listen(port);
-    logger.log(`listening on http://localhost:${port}  (POST /jobs, GET /jobs/:id, GET /health, GET /metrics, GET /queues)`);
+    logger.log(
+      `listening on http://localhost:${port}  (POST /orders, GET /orders/:id, POST /jobs, GET /jobs/:id, GET /health, GET /metrics, GET /queues)`,
+    );
+    logger.log(demoIntervalMs ? 'demo mode: an order every 500 ms, one in ten declined' : 'DEMO=1 npm start places demo orders on its own');
     logger.log(
       process.env.ADMIN_TOKEN
         ? 'admin API at /api/queue, for requests with Authorization: Bearer $ADMIN_TOKEN'

@@ -9,13 +9,16 @@ import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/d
 import { samples, series } from '../helpers/prometheus.js';
 
 const schema = uniqueSchema('sample');
+const shopSchema = uniqueSchema('shop');
 const ADMIN_TOKEN = 'sample-admin-token';
 const admin = testPool(2);
 let app: INestApplication | undefined;
 let base: string;
 
 beforeAll(async () => {
-  const moduleRef = await Test.createTestingModule({ imports: [createAppModule(testUrl(), schema, ADMIN_TOKEN)] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [createAppModule({ connectionString: testUrl(), schema, shopSchema, adminToken: ADMIN_TOKEN })],
+  }).compile();
   app = moduleRef.createNestApplication({ logger: false });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
@@ -25,6 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await dropSchema(admin, schema);
+  await dropSchema(admin, shopSchema);
   await admin.end();
 });
 
@@ -63,7 +67,13 @@ describe('sample app', () => {
     expect(body.status).toBe('ok');
     expect(body.info.queue.status).toBe('up');
     expect(body.info.queue.workers).toEqual([
-      expect.objectContaining({ pid: process.pid, queues: [expect.objectContaining({ name: 'welcome-email' })] }),
+      expect.objectContaining({
+        pid: process.pid,
+        queues: expect.arrayContaining([
+          expect.objectContaining({ name: 'welcome-email' }),
+          expect.objectContaining({ name: 'order-placed' }),
+        ]),
+      }),
     ]);
   });
 
@@ -159,5 +169,84 @@ describe('sample app', () => {
       return (await getJson('/health')).status === 200;
     }, 'health up again once the backlog is worked');
     await queue.offWork('welcome-email');
+  });
+  it('POST /orders writes the order and sends its job in one transaction; the handlers charge it and mark it paid', async () => {
+    const res = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'ada', totalCents: 1250 }),
+    });
+    expect(res.status).toBe(201);
+    const { orderId, jobId } = (await res.json()) as { orderId: number; jobId: string };
+    const order = await until(async () => {
+      const { body } = await getJson(`/orders/${orderId}`);
+      return body.status === 'paid' ? body : null;
+    }, `order ${orderId} paid`);
+    expect(order).toMatchObject({ id: orderId, customerId: 'ada', totalCents: 1250 });
+    const queue = app!.get(QueueService);
+    expect(await queue.getJobById('order-placed', jobId)).toMatchObject({ state: 'completed', singletonKey: 'ada' });
+    // the exclusive recompute ran after it, and counted the paid order
+    await until(async () => {
+      const { jobs } = await queue.findJobs('recompute-stats', { state: 'completed' });
+      return jobs.some((j) => (j.output as { paid: number }).paid >= 1);
+    }, 'a recompute counted the paid order');
+  });
+
+  it('a declined card fails its charge twice, the order stays pending, and the job lands in the dead-letter queue', async () => {
+    const res = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'bob', totalCents: 990, card: 'declined' }),
+    });
+    const { orderId } = (await res.json()) as { orderId: number };
+    const queue = app!.get(QueueService);
+    const dead = await until(async () => {
+      const { jobs } = await queue.findJobs('charge-card.dead');
+      return jobs.find((j) => (j.data as { orderId: number }).orderId === orderId);
+    }, `the charge of order ${orderId} dead-lettered`);
+    expect(dead).toMatchObject({ sourceName: 'charge-card', sourceRetryCount: 2 });
+    expect((await getJson(`/orders/${orderId}`)).body.status).toBe('pending');
+  });
+
+  it('POST /orders refuses a bad order with 400 naming the field, and writes nothing', async () => {
+    const res = await fetch(`${base}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'eve', totalCents: -5 }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toMatch(/totalCents must be an integer from 1 to 10000000, got -5/);
+    const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${shopSchema}".orders WHERE customer_id = 'eve'`);
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+
+  it('keeps the sales report on its cron schedule', async () => {
+    const schedules = await app!.get(QueueService).getSchedules('sales-report');
+    expect(schedules).toEqual([expect.objectContaining({ name: 'sales-report', cron: '0 * * * * *' })]);
+  });
+});
+
+describe('sample app in demo mode', () => {
+  it('places orders on its own, some of them declined', async () => {
+    // one app at a time: both would register their metrics on prom-client's default registry
+    await app?.close();
+    app = undefined;
+    const demoSchema = uniqueSchema('demo');
+    const demoShop = uniqueSchema('demoshop');
+    const moduleRef = await Test.createTestingModule({
+      imports: [createAppModule({ connectionString: testUrl(), schema: demoSchema, shopSchema: demoShop, demoIntervalMs: 20 })],
+    }).compile();
+    const demo = moduleRef.createNestApplication({ logger: false });
+    await demo.init();
+    try {
+      await until(async () => {
+        const { rows } = await admin.query<{ card: string }>(`SELECT card FROM "${demoShop}".orders`).catch(() => ({ rows: [] }));
+        return rows.length >= 10 && rows.some((r) => r.card === 'declined');
+      }, 'ten demo orders, one declined');
+    } finally {
+      await demo.close();
+      await dropSchema(admin, demoSchema);
+      await dropSchema(admin, demoShop);
+    }
   });
 });
