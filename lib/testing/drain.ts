@@ -60,8 +60,17 @@ export async function drain(queue: PgQueue, name: JobName, options: DrainOptions
   noUnknownKeys('options', o, KEYS);
   const timeoutMs = timeoutOf('options.timeoutMs', o.timeoutMs);
   const throwOnFailure = optBool('options.throwOnFailure', o.throwOnFailure) ?? false;
-  const { registry, release } = await borrowLoops(queue, queueName, 'drain');
+  // watched before the loops start: a held loop started first may settle a job before a later one has started
   const watch = new OutcomeWatch(queue, queueName);
+  let loops: Awaited<ReturnType<typeof borrowLoops>>;
+  try {
+    loops = await borrowLoops(queue, queueName, 'drain');
+  } catch (err) {
+    watch.close();
+    throw err;
+  }
+  const { registry, release } = loops;
+  let failing = false;
   const deadline = Date.now() + timeoutMs;
   let dry = 0;
   try {
@@ -97,9 +106,12 @@ export async function drain(queue: PgQueue, name: JobName, options: DrainOptions
       if (counts.readyCount > 0) registry.wake(queueName);
       await watch.next(Math.min(LOOK_EVERY_MS, Math.max(1, deadline - Date.now())));
     }
+  } catch (err) {
+    failing = true;
+    throw err;
   } finally {
     watch.close();
-    await release();
+    await release(failing);
   }
 }
 

@@ -32,13 +32,13 @@ export class WaitTimeoutError extends QueueError {
   }
 }
 
-/** runJob() sent no job: the queue's policy (singleton, throttling) suppressed it, and send() returned null. */
+/** runJob() sent no job: the queue's policy (singleton, throttling) suppressed it, or its dedupeKey was held. */
 export class JobNotSentError extends QueueError {
-  constructor(readonly queue: string) {
-    super(
-      `runJob("${queue}"): the queue's policy suppressed the job (send() returned null), so no handler ran; the jobs that hold its slot are in findJobs("${queue}")`,
-      'JOB_NOT_SENT',
-    );
+  constructor(
+    readonly queue: string,
+    why = `the queue's policy suppressed the job (send() returned null)`,
+  ) {
+    super(`runJob("${queue}"): ${why}, so no handler ran for it; the jobs that hold its slot are in findJobs("${queue}")`, 'JOB_NOT_SENT');
   }
 }
 

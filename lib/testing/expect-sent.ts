@@ -2,7 +2,7 @@
 // what any process sent, in whatever state the job is now, and fails as every test runner reports a failure: by
 // throwing an Error whose message lists what was sent instead.
 import type { JobName } from '../core/job-definition.js';
-import type { PgQueue } from '../core/pg-queue.js';
+import { runtimeOf, type PgQueue } from '../core/pg-queue.js';
 import type { JobWithMetadata } from '../core/types.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { int, noUnknownKeys, record } from '../core/validate.js';
@@ -47,7 +47,9 @@ export async function expectSent<T = unknown>(
     throw new InvalidOptionError('options.since', 'a valid Date', o.since);
   const since = o.since;
   const times = o.times === undefined ? null : int('options.times', o.times, 0);
-  const sent = (await allJobs<T>(queue, queueName)).filter((j) => !since || j.createdOn.getTime() >= since.getTime());
+  // createdOn is the database's clock and `since` this process's: `since` is moved onto the database's clock
+  const from = since ? since.getTime() + (await databaseSkewMs(queue)) : null;
+  const sent = (await allJobs<T>(queue, queueName)).filter((j) => from === null || j.createdOn.getTime() >= from);
   const verdicts = sent.map((job) => ({ job, differs: differenceOf(job, matcher) }));
   const matching = verdicts.filter((v) => v.differs === null).map((v) => v.job);
   if (times === null ? matching.length > 0 : matching.length === times) return matching;
@@ -76,7 +78,23 @@ function differenceOf<T>(job: JobWithMetadata<T>, matcher: SentMatcher<T> | unde
   } catch (err) {
     return `the predicate threw ${err instanceof Error ? err.message : String(err)}`;
   }
+  // a promise is truthy whatever it settles to: an async predicate would pass every job
+  if (typeof (passed as { then?: unknown } | null)?.then === 'function')
+    return `the predicate returned a promise; it must answer at once (no async function)`;
   return passed ? null : `did not pass ${render(matcher)}`;
+}
+
+/**
+ * How far the database's clock is ahead of this process's (negative: behind), in ms, read now. The error is at most
+ * the round trip: read against the time the answer came back, it leans earlier, so a job sent just after `since` is kept.
+ */
+async function databaseSkewMs(queue: PgQueue): Promise<number> {
+  const rt = runtimeOf(queue);
+  const exec = await rt.db();
+  const [row] = (await exec.query<{ now_ms: number }>(rt.statements.databaseNow)) as [{ now_ms: number }];
+  const after = Date.now();
+  // less 1 ms: `since` and createdOn are whole milliseconds, truncated, where the database's reading is not
+  return row.now_ms - after - 1;
 }
 
 function failureMessage<T>(

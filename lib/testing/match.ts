@@ -38,6 +38,9 @@ export function mismatch(value: unknown, expected: unknown, path = 'data'): stri
     } catch (err) {
       return `${path}: ${render(expected)} threw ${err instanceof Error ? err.message : String(err)} on ${render(value)}`;
     }
+    // a promise is truthy whatever it settles to: an async test would pass every value
+    if (typeof (passed as { then?: unknown } | null)?.then === 'function')
+      return `${path}: ${render(expected)} returned a promise; a matcher must answer at once (no async function)`;
     return passed ? null : `${path}: ${render(value)} did not pass ${render(expected)}`;
   }
   if (isAsymmetric(expected)) return expected.asymmetricMatch(value) ? null : differs();

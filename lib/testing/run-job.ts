@@ -62,13 +62,20 @@ export async function runJob<T = unknown, O = unknown>(
     throw new InvalidOptionError('options.send', 'an object of send options', o.send);
   const stored = await queue.getQueue(queueName);
   if (stored?.paused) throw new NoWorkerError('runJob', queueName, 'the queue is paused; resumeQueue() lets the loops claim again');
+  const send = o.send as SendOptions | undefined;
+  // in a caller's transaction the job is not visible until it commits: runJob would wait for nothing
+  if (send?.db !== undefined) throw new InvalidOptionError('options.send.db', "left out: runJob sends on the engine's pool", send.db);
   const { registry, release } = await borrowLoops(queue, queueName, 'runJob');
+  let failing = false;
   // watched before the send: an outcome written before the first look is not missed
   const watch = new OutcomeWatch(queue, queueName);
   const deadline = Date.now() + timeoutMs;
   try {
-    const id = await queue.send(name, data, { retryLimit: 0, ...(o.send as SendOptions | undefined) });
-    if (id === null) throw new JobNotSentError(queueName);
+    const sent = await queue.enqueue(name, data, { retryLimit: 0, ...send });
+    if (sent.id === null) throw new JobNotSentError(queueName);
+    // a dedupeKey held by another job answers that job: its outcome is not this call's
+    if (sent.deduped) throw new JobNotSentError(queueName, `its dedupeKey is held by job ${sent.id}`);
+    const id = sent.id;
     for (;;) {
       const job = await queue.getJobById<T>(queueName, id);
       if (!job) {
@@ -93,8 +100,11 @@ export async function runJob<T = unknown, O = unknown>(
       if (job.state !== 'active') registry.wake(queueName);
       await watch.next(Math.min(LOOK_EVERY_MS, Math.max(1, deadline - Date.now())));
     }
+  } catch (err) {
+    failing = true;
+    throw err;
   } finally {
     watch.close();
-    await release();
+    await release(failing);
   }
 }

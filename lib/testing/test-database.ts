@@ -67,7 +67,9 @@ export async function startTestDatabase(options: TestDatabaseOptions = {}): Prom
     tried.push(env.length === 0 ? 'no environment variable to read' : `no URL in ${env.join(' or ')}`);
   }
   if (use !== 'embedded') {
-    const docker = await dockerAnswers();
+    // asked for by name, Testcontainers finds its Docker engine itself (contexts, rootless, Desktop's socket); the
+    // quick check here is only for 'auto', which must not import it when no engine answers
+    const docker = use === 'testcontainers' ? { answers: true, at: '' } : await dockerAnswers();
     if (docker.answers) {
       const started = await startContainer();
       if ('db' in started) return started.db;

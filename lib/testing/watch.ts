@@ -62,8 +62,11 @@ const borrowed = new WeakMap<PgQueue, Map<string, Borrow>>();
 /** What a call that works queue `name` through this process's loops holds until it ends. */
 export interface Loops {
   readonly registry: WorkerRegistry;
-  /** Holds the loops again if this call started them (and no other call still uses them). */
-  readonly release: () => Promise<void>;
+  /**
+   * Holds the loops again if this call started them (and no other call still uses them). `failing`: the call is
+   * throwing, so the loops are held again in the background: its error comes now, not after the handlers finish.
+   */
+  readonly release: (failing?: boolean) => Promise<void>;
 }
 
 /**
@@ -97,17 +100,19 @@ export async function borrowLoops(queue: PgQueue, name: string, caller: string):
   try {
     await mine.started;
   } catch (err) {
-    if (--mine.users === 0) forget();
+    if (--mine.users === 0) {
+      forget();
+      // some loops may have started before the failure: held again, as the app configured them
+      await queue.stopWorking(name).catch(() => undefined);
+    }
     throw err;
   }
-  const release = async (): Promise<void> => {
+  const release = async (failing = false): Promise<void> => {
     if (--mine.users > 0) return;
     mine.stopping = queue.stopWorking(name);
-    try {
-      await mine.stopping;
-    } finally {
-      forget();
-    }
+    const held = mine.stopping.finally(forget);
+    if (failing) held.catch(() => undefined);
+    else await held;
   };
   return { registry, release };
 }

@@ -15,7 +15,7 @@ import {
   type Job,
 } from 'nestjs-pgqueue';
 import { drain, expectSent, JobNotSentError, JobsFailedError, NoWorkerError, runJob, WaitTimeoutError } from 'nestjs-pgqueue/testing';
-import { deferred, dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
+import { deferred, dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const schema = uniqueSchema('e2e_testing');
 const pool = testPool(2);
@@ -136,7 +136,8 @@ describe('drain()', () => {
     expect((thrown as JobsFailedError).code).toBe('JOBS_FAILED');
     expect((thrown as JobsFailedError).message).toBe(`drain("t.mail"): 1 job(s) failed for good: job ${again}: no mailbox for ghost`);
     expect((thrown as JobsFailedError).result.failed.map((f) => f.id)).toEqual([again]);
-    expect(queue.workerCount).toBe(0);
+    // a drain that throws holds the loops again in the background, its error first
+    await until(() => queue.workerCount === 0, 'the loops held again');
   });
 
   it('leaves a job deferred to later alone, and counts it', async () => {
@@ -230,6 +231,36 @@ describe('drain() with loops that run on their own', () => {
     expect((await drain(plain, 't.gated', { timeoutMs: 10_000 })).completed).toEqual([id]);
   });
 
+  it('throws its WaitTimeoutError while a handler still runs, not once the loops have been held again', async () => {
+    await plain.stopWorking('t.gated');
+    const held = deferred();
+    const gated = new PgQueue({
+      connectionString: testUrl(),
+      schema,
+      supervise: false,
+      shutdownTimeoutMs: 60_000,
+      logger: recordingLogger(),
+    });
+    let handlerDone = false;
+    try {
+      await gated.createQueue('t.hung');
+      await gated.work('t.hung', { pollingIntervalSeconds: 0.1 }, async () => {
+        await held.promise;
+        handlerDone = true;
+      });
+      await gated.stopWorking('t.hung');
+      await gated.send('t.hung', {});
+      const thrown = await drain(gated, 't.hung', { timeoutMs: 500 }).catch((err: unknown) => err);
+      expect(thrown).toBeInstanceOf(WaitTimeoutError);
+      // the loops are being held again in the background: that waits for this handler, which has not returned
+      expect(handlerDone).toBe(false);
+    } finally {
+      held.resolve();
+      await gated.close();
+      await plain.startWorking('t.gated');
+    }
+  });
+
   it('starts loops held by stopWorking for the drain, and holds them again after', async () => {
     await plain.stopWorking('t.plain');
     const id = (await plain.send('t.plain', {}))!;
@@ -259,6 +290,12 @@ describe('expectSent()', () => {
     );
     expect(byPredicate.map((j) => j.id)).toEqual([id]);
     expect(await expectSent(queue, 't.unworked', { plan: 'enterprise' }, { since, times: 0 })).toEqual([]);
+  });
+
+  it('never lets an async matcher pass: a promise is no answer', async () => {
+    await queue.send('t.mail', { to: 'async' }, { startAfter: 3600 });
+    await expect(expectSent(queue, 't.mail', async () => true)).rejects.toThrow(/returned a promise/);
+    await expect(expectSent(queue, 't.mail', { to: async () => true } as never)).rejects.toThrow(/returned a promise/);
   });
 
   it('throws an Error that lists what was sent and where each job differs', async () => {
@@ -346,6 +383,15 @@ describe('runJob()', () => {
     expect(suppressed).toBeInstanceOf(JobNotSentError);
     expect((suppressed as JobNotSentError).code).toBe('JOB_NOT_SENT');
     await queue.deleteJob('t.short', holder);
+
+    // a dedupeKey held by another job answers that job's id: its outcome is not this run's
+    const waiting = (await queue.send('t.mail', { to: 'first' }, { dedupeKey: 'once', startAfter: 3600 }))!;
+    const deduped = await runJob(queue, 't.mail', { to: 'second' }, { send: { dedupeKey: 'once' } }).catch((err: unknown) => err);
+    expect(deduped).toBeInstanceOf(JobNotSentError);
+    expect((deduped as Error).message).toContain(`its dedupeKey is held by job ${waiting}`);
+    await queue.deleteJob('t.mail', waiting);
+    // in a caller's transaction the job would stay invisible until a commit that never comes
+    await expect(runJob(queue, 't.mail', { to: 'tx' }, { send: { db: {} } })).rejects.toThrow(/options\.send\.db/);
 
     const late = await runJob(queue, 't.mail', { to: 'late' }, { send: { startAfter: 3600 }, timeoutMs: 200 }).catch((err: unknown) => err);
     expect(late).toBeInstanceOf(WaitTimeoutError);
