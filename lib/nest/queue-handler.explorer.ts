@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type ExceptionFilter, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { CUSTOM_ROUTE_ARGS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, ExternalContextCreator, MetadataScanner } from '@nestjs/core';
 import type { ResolvedConfig } from '../core/config.js';
 import { QueueError, QueueNotFoundError } from '../core/errors.js';
@@ -12,6 +13,9 @@ import { boundFilters, withFilters, type BoundFilter } from './handler-filters.j
 import { oneDeclarationPerQueue, QueueFeature, type QueueDeclaration } from './queue-feature.js';
 import { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE, QUEUE_HANDLER_METADATA } from './queue.constants.js';
 import { QueueService } from './queue.service.js';
+
+/** What Nest asks for a built-in parameter decorator's value: none has a meaning for a job (refused at boot). */
+const NO_BUILT_IN_PARAMS = { exchangeKeyForValue: (): undefined => undefined };
 
 interface DiscoveredHandler {
   queue: string;
@@ -134,8 +138,10 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       h.instance,
       h.instance[h.method] as (...args: unknown[]) => unknown,
       h.method,
-      undefined,
-      undefined,
+      // the parameters decorated with @JobPayload() or @CurrentJob() (custom decorators: Nest makes their values and
+      // runs the pipes on them); a method with none gets the job as it is, and no pipe runs
+      ROUTE_ARGS_METADATA,
+      NO_BUILT_IN_PARAMS,
       undefined,
       undefined,
       { guards: true, interceptors: true, filters: false },
@@ -169,6 +175,11 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           problems.push(
             `${where} handles queue "${meta.name}" but its provider is request-scoped or transient; queue handlers must live on singleton providers`,
           );
+          continue;
+        }
+        const problem = paramsProblem(prototype, method);
+        if (problem) {
+          problems.push(`${where} ${problem}`);
           continue;
         }
         const { schedule, ...options } = meta.options as Record<string, unknown>;
@@ -236,4 +247,23 @@ export function inDeadLetterOrder<H extends { queue: string; where: string; queu
 function singletonIn(wrapper: { isDependencyTreeStatic(): boolean; isTransient: boolean; instance: unknown } | undefined) {
   if (!wrapper || !wrapper.isDependencyTreeStatic() || wrapper.isTransient) return undefined;
   return wrapper.instance as ExceptionFilter | undefined;
+}
+
+/**
+ * What is wrong with a handler's parameter decorators, if anything: one made for HTTP (@Body, @Param…) has no value
+ * for a job, and once one parameter is decorated Nest passes only the decorated ones (the others would be null).
+ */
+function paramsProblem(prototype: Record<string, object>, method: string): string | null {
+  const params = (Reflect.getMetadata(ROUTE_ARGS_METADATA, prototype.constructor, method) ?? {}) as Record<string, { index: number }>;
+  const keys = Object.keys(params);
+  if (keys.length === 0) return null;
+  if (keys.some((key) => !key.includes(CUSTOM_ROUTE_ARGS_METADATA)))
+    return "has a parameter decorated for HTTP (@Body, @Param, @Query…); a job's are @JobPayload() and @CurrentJob()";
+  const declared = (Reflect.getMetadata('design:paramtypes', prototype, method) as unknown[] | undefined)?.length ?? 0;
+  const count = Math.max(declared, (prototype[method] as (...args: unknown[]) => unknown).length);
+  const decorated = new Set(Object.values(params).map((p) => p.index));
+  const bare = Array.from({ length: count }, (_, i) => i).filter((i) => !decorated.has(i));
+  return bare.length > 0
+    ? `decorates some parameters but not parameter ${bare.join(', ')}: once one is decorated, each must be (@JobPayload() or @CurrentJob())`
+    : null;
 }
