@@ -9,6 +9,12 @@ import type { EnqueueResult, FlowJob, JobInsert, SendOptions } from './types.js'
 /** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
 type MaybeSendOptions = SendOptions | null | undefined;
 
+/**
+ * send()'s payload and options: the payload may be left out only where it may be undefined (a queue named by a
+ * string, a job declared without a type); a declared job's payload must be given.
+ */
+export type PayloadArgs<T> = undefined extends T ? [data?: T, options?: SendOptions] : [data: T, options?: SendOptions];
+
 export abstract class SendingCalls extends EventEmitter<QueueEvents> {
   /** The engine's units: PgQueue's constructor makes them. */
   protected abstract readonly units: EngineUnits;
@@ -18,12 +24,12 @@ export abstract class SendingCalls extends EventEmitter<QueueEvents> {
    * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
    * insert joins the caller's transaction.
    */
-  send<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<string | null> {
+  send<T = unknown>(name: JobName<T>, ...[data, options]: PayloadArgs<NoInfer<T>>): Promise<string | null> {
     return this.units.sender.send(name, data, options);
   }
 
   /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
-  enqueue<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: SendOptions): Promise<EnqueueResult> {
+  enqueue<T = unknown>(name: JobName<T>, ...[data, options]: PayloadArgs<NoInfer<T>>): Promise<EnqueueResult> {
     return this.units.sender.enqueue(name, data, options);
   }
 

@@ -24,6 +24,14 @@ void q.send(WelcomeEmail, { user: 'u1' });
 void q.enqueue(WelcomeEmail, {});
 // @ts-expect-error and insert, job by job
 void q.insert(WelcomeEmail, [{ data: { userId: 1 } }]);
+// @ts-expect-error a declared job's payload must be given
+void q.send(WelcomeEmail);
+// @ts-expect-error enqueue too
+void q.enqueue(WelcomeEmail);
+// a queue named by a string, or a job declared without a type, may be sent without one
+void q.send('plain-queue');
+void q.enqueue(defineJob('untyped'));
+void q.send(defineJob<{ note?: string } | undefined>('maybe'));
 // @ts-expect-error a handler that expects another payload
 void q.work(WelcomeEmail, {}, (job: Job<{ userId: number }>) => job.data.userId);
 
