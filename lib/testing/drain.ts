@@ -6,7 +6,7 @@ import type { JobName } from '../core/job-definition.js';
 import type { PgQueue } from '../core/pg-queue.js';
 import { noUnknownKeys, optBool, record } from '../core/validate.js';
 import { JobsFailedError, NoWorkerError, WaitTimeoutError } from './errors.js';
-import { assertRuns, borrowLoops, heldHere, LOOK_EVERY_MS, OutcomeWatch, queueOf, timeoutOf, type JobError } from './watch.js';
+import { assertRuns, heldHere, LOOK_EVERY_MS, queueOf, timeoutOf, withLoops, type JobError, type OutcomeWatch } from './watch.js';
 
 /** Options of drain(). */
 export interface DrainOptions {
@@ -60,20 +60,10 @@ export async function drain(queue: PgQueue, name: JobName, options: DrainOptions
   noUnknownKeys('options', o, KEYS);
   const timeoutMs = timeoutOf('options.timeoutMs', o.timeoutMs);
   const throwOnFailure = optBool('options.throwOnFailure', o.throwOnFailure) ?? false;
-  // watched before the loops start: a held loop started first may settle a job before a later one has started
-  const watch = new OutcomeWatch(queue, queueName);
-  let loops: Awaited<ReturnType<typeof borrowLoops>>;
-  try {
-    loops = await borrowLoops(queue, queueName, 'drain');
-  } catch (err) {
-    watch.close();
-    throw err;
-  }
-  const { registry, release } = loops;
-  let failing = false;
-  const deadline = Date.now() + timeoutMs;
-  let dry = 0;
-  try {
+  return withLoops(queue, queueName, 'drain', async (registry, watch) => {
+    const deadline = Date.now() + timeoutMs;
+    let dry = 0;
+
     for (;;) {
       const counts = await queue.getQueue(queueName, { force: true });
       if (!counts) throw new QueueNotFoundError(queueName);
@@ -106,13 +96,7 @@ export async function drain(queue: PgQueue, name: JobName, options: DrainOptions
       if (counts.readyCount > 0) registry.wake(queueName);
       await watch.next(Math.min(LOOK_EVERY_MS, Math.max(1, deadline - Date.now())));
     }
-  } catch (err) {
-    failing = true;
-    throw err;
-  } finally {
-    watch.close();
-    await release(failing);
-  }
+  });
 }
 
 function resultOf(queue: string, watch: OutcomeWatch, deferred: number): DrainResult {

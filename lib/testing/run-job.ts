@@ -7,7 +7,7 @@ import type { PgQueue } from '../core/pg-queue.js';
 import type { JobWithMetadata, SendOptions } from '../core/types.js';
 import { noUnknownKeys, record } from '../core/validate.js';
 import { JobNotSentError, NoWorkerError, WaitTimeoutError } from './errors.js';
-import { assertRuns, borrowLoops, LOOK_EVERY_MS, OutcomeWatch, queueOf, timeoutOf } from './watch.js';
+import { assertRuns, LOOK_EVERY_MS, queueOf, timeoutOf, withLoops } from './watch.js';
 
 /** Options of runJob(). */
 export interface RunJobOptions {
@@ -65,12 +65,10 @@ export async function runJob<T = unknown, O = unknown>(
   const send = o.send as SendOptions | undefined;
   // in a caller's transaction the job is not visible until it commits: runJob would wait for nothing
   if (send?.db !== undefined) throw new InvalidOptionError('options.send.db', "left out: runJob sends on the engine's pool", send.db);
-  const { registry, release } = await borrowLoops(queue, queueName, 'runJob');
-  let failing = false;
   // watched before the send: an outcome written before the first look is not missed
-  const watch = new OutcomeWatch(queue, queueName);
-  const deadline = Date.now() + timeoutMs;
-  try {
+  return withLoops(queue, queueName, 'runJob', async (registry, watch) => {
+    const deadline = Date.now() + timeoutMs;
+
     const sent = await queue.enqueue(name, data, { retryLimit: 0, ...send });
     if (sent.id === null) throw new JobNotSentError(queueName);
     // a dedupeKey held by another job answers that job: its outcome is not this call's
@@ -100,11 +98,5 @@ export async function runJob<T = unknown, O = unknown>(
       if (job.state !== 'active') registry.wake(queueName);
       await watch.next(Math.min(LOOK_EVERY_MS, Math.max(1, deadline - Date.now())));
     }
-  } catch (err) {
-    failing = true;
-    throw err;
-  } finally {
-    watch.close();
-    await release(failing);
-  }
+  });
 }

@@ -190,3 +190,34 @@ export class OutcomeWatch {
     this.wake?.();
   }
 }
+
+/**
+ * Runs `body` with the loops of queue `name` borrowed (borrowLoops) and their outcomes watched from before any loop
+ * starts (a held loop started first may settle a job before a later one has started). At the end the loops are held
+ * again: awaited when `body` returned, in the background when it threw, so that its error comes at once.
+ */
+export async function withLoops<R>(
+  queue: PgQueue,
+  name: string,
+  caller: string,
+  body: (registry: WorkerRegistry, watch: OutcomeWatch) => Promise<R>,
+): Promise<R> {
+  const watch = new OutcomeWatch(queue, name);
+  let loops: Loops;
+  try {
+    loops = await borrowLoops(queue, name, caller);
+  } catch (err) {
+    watch.close();
+    throw err;
+  }
+  let failing = false;
+  try {
+    return await body(loops.registry, watch);
+  } catch (err) {
+    failing = true;
+    throw err;
+  } finally {
+    watch.close();
+    await loops.release(failing);
+  }
+}
