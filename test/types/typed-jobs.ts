@@ -4,7 +4,6 @@
 import { defineJob } from '../../lib/core/job-definition.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 import type { BatchJob, Job } from '../../lib/core/types.js';
-import { CurrentJob, JobPayload } from '../../lib/nest/decorators/job-params.decorator.js';
 import { OnQueueEvent } from '../../lib/nest/decorators/on-queue-event.decorator.js';
 import { QueueHandler } from '../../lib/nest/decorators/queue-handler.decorator.js';
 declare const q: PgQueue;
@@ -66,18 +65,6 @@ export class Handlers {
   @QueueHandler('plain')
   plain(job: Job<{ html: string }>): string {
     return job.data.html;
-  }
-
-  // decorated parameters: the first takes the payload
-  @QueueHandler(WelcomeEmail)
-  decorated(@JobPayload() data: { userId: string }, @CurrentJob() job: Job): string {
-    return data.userId + job.id;
-  }
-
-  // @ts-expect-error a decorated payload of another type
-  @QueueHandler(WelcomeEmail)
-  decoratedWrong(@JobPayload() data: { userId: number }): number {
-    return data.userId;
   }
 }
 

@@ -18,11 +18,8 @@ export interface QueueHandlerMetadata {
   job: JobDefinition | null;
 }
 
-/**
- * A method that handles jobs with payloads of type T: one at a time, in batches, or with decorated parameters, the
- * first of which takes the payload (`@JobPayload() data: T`, then `@CurrentJob()` or more).
- */
-type HandlerMethod<T> = ((job: Job<T>) => unknown) | ((jobs: BatchJob<T>[]) => unknown) | ((payload: T, ...rest: never[]) => unknown);
+/** A method that handles jobs with payloads of type T, one at a time or in batches. */
+type HandlerMethod<T> = ((job: Job<T>) => unknown) | ((jobs: BatchJob<T>[]) => unknown);
 
 /**
  * Binds a provider method to a queue: at bootstrap the queue is created if missing and a worker loop
