@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { EngineUnits } from './engine-units.js';
 import type { QueueEvents } from './events.js';
-import type { JobName } from './job-definition.js';
+import type { JobDefinition, JobName } from './job-definition.js';
 import type { EnqueueResult, FlowJob, JobInsert, SendOptions } from './types.js';
 
 /** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
@@ -24,12 +24,16 @@ export abstract class SendingCalls extends EventEmitter<QueueEvents> {
    * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
    * insert joins the caller's transaction.
    */
-  send<T = unknown>(name: JobName<T>, ...[data, options]: PayloadArgs<NoInfer<T>>): Promise<string | null> {
+  send<T = unknown>(job: JobDefinition<T>, ...args: PayloadArgs<NoInfer<T>>): Promise<string | null>;
+  send<T = unknown>(name: string, data?: NoInfer<T>, options?: SendOptions): Promise<string | null>;
+  send(name: JobName<unknown>, data?: unknown, options?: SendOptions): Promise<string | null> {
     return this.units.sender.send(name, data, options);
   }
 
   /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
-  enqueue<T = unknown>(name: JobName<T>, ...[data, options]: PayloadArgs<NoInfer<T>>): Promise<EnqueueResult> {
+  enqueue<T = unknown>(job: JobDefinition<T>, ...args: PayloadArgs<NoInfer<T>>): Promise<EnqueueResult>;
+  enqueue<T = unknown>(name: string, data?: NoInfer<T>, options?: SendOptions): Promise<EnqueueResult>;
+  enqueue(name: JobName<unknown>, data?: unknown, options?: SendOptions): Promise<EnqueueResult> {
     return this.units.sender.enqueue(name, data, options);
   }
 
@@ -68,7 +72,7 @@ export abstract class SendingCalls extends EventEmitter<QueueEvents> {
     options: MaybeSendOptions,
     startAfter: Date | string | number,
   ): Promise<string | null> {
-    return this.send(name, data, { ...(options ?? {}), startAfter });
+    return this.units.sender.send(name, data, { ...(options ?? {}), startAfter });
   }
 
   /**

@@ -251,7 +251,7 @@ function singletonIn(wrapper: { isDependencyTreeStatic(): boolean; isTransient: 
 
 /**
  * What is wrong with a handler's parameter decorators, if anything: one made for HTTP (@Body, @Param…) has no value
- * for a job, and once one parameter is decorated Nest passes only the decorated ones (the others would be null).
+ * for a job, and once one parameter is decorated Nest passes only the decorated ones (the others would be undefined).
  */
 function paramsProblem(prototype: Record<string, object>, method: string): string | null {
   const params = (Reflect.getMetadata(ROUTE_ARGS_METADATA, prototype.constructor, method) ?? {}) as Record<string, { index: number }>;
@@ -260,8 +260,9 @@ function paramsProblem(prototype: Record<string, object>, method: string): strin
   if (keys.some((key) => !key.includes(CUSTOM_ROUTE_ARGS_METADATA)))
     return "has a parameter decorated for HTTP (@Body, @Param, @Query…); a job's are @JobPayload() and @CurrentJob()";
   const declared = (Reflect.getMetadata('design:paramtypes', prototype, method) as unknown[] | undefined)?.length ?? 0;
-  const count = Math.max(declared, (prototype[method] as (...args: unknown[]) => unknown).length);
   const decorated = new Set(Object.values(params).map((p) => p.index));
+  // without decorator metadata (esbuild, swc) `length` stops at the first default value: the decorated ones count too
+  const count = Math.max(declared, (prototype[method] as (...args: unknown[]) => unknown).length, Math.max(...decorated) + 1);
   const bare = Array.from({ length: count }, (_, i) => i).filter((i) => !decorated.has(i));
   return bare.length > 0
     ? `decorates some parameters but not parameter ${bare.join(', ')}: once one is decorated, each must be (@JobPayload() or @CurrentJob())`

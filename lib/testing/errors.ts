@@ -36,7 +36,7 @@ export class WaitTimeoutError extends QueueError {
 export class JobNotSentError extends QueueError {
   constructor(
     readonly queue: string,
-    why = `the queue's policy suppressed the job (send() returned null)`,
+    why = `the queue's policy suppressed the job (enqueue() answered no id)`,
   ) {
     super(`runJob("${queue}"): ${why}, so no handler ran for it; the jobs that hold its slot are in findJobs("${queue}")`, 'JOB_NOT_SENT');
   }

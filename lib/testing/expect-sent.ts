@@ -6,7 +6,7 @@ import { runtimeOf, type PgQueue } from '../core/pg-queue.js';
 import type { JobWithMetadata } from '../core/types.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { int, noUnknownKeys, record } from '../core/validate.js';
-import { mismatch, render, type Shape } from './match.js';
+import { mismatch, refusePromise, render, type Shape } from './match.js';
 import { queueOf } from './watch.js';
 
 /** What a sent job's data must match: an expected shape (see Shape), or a predicate of the data and the job. */
@@ -78,9 +78,7 @@ function differenceOf<T>(job: JobWithMetadata<T>, matcher: SentMatcher<T> | unde
   } catch (err) {
     return `the predicate threw ${err instanceof Error ? err.message : String(err)}`;
   }
-  // a promise is truthy whatever it settles to: an async predicate would pass every job
-  if (typeof (passed as { then?: unknown } | null)?.then === 'function')
-    return `the predicate returned a promise; it must answer at once (no async function)`;
+  refusePromise(passed, 'matcher');
   return passed ? null : `did not pass ${render(matcher)}`;
 }
 

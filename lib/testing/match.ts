@@ -1,5 +1,6 @@
 // How expectSent compares a job's data with what the test expects: a partial deep match, where a value of the
 // expected shape may also be a test of its own. Pure logic, free of the database (test/unit/testing-match.spec.ts).
+import { InvalidOptionError } from '../core/errors.js';
 
 /**
  * A test of one value inside an expected shape: a function (passes when it returns truthy), a RegExp (a string it
@@ -38,9 +39,7 @@ export function mismatch(value: unknown, expected: unknown, path = 'data'): stri
     } catch (err) {
       return `${path}: ${render(expected)} threw ${err instanceof Error ? err.message : String(err)} on ${render(value)}`;
     }
-    // a promise is truthy whatever it settles to: an async test would pass every value
-    if (typeof (passed as { then?: unknown } | null)?.then === 'function')
-      return `${path}: ${render(expected)} returned a promise; a matcher must answer at once (no async function)`;
+    refusePromise(passed, path);
     return passed ? null : `${path}: ${render(value)} did not pass ${render(expected)}`;
   }
   if (isAsymmetric(expected)) return expected.asymmetricMatch(value) ? null : differs();
@@ -110,4 +109,14 @@ function renderFull(value: unknown, seen: Set<object>): string {
   } finally {
     seen.delete(value);
   }
+}
+
+/**
+ * Throws when a matcher answered with a promise: a promise is truthy whatever it settles to, so an async matcher
+ * would pass every job (and with `times: 0` fail none). Its rejection, if any, is caught here, not left unhandled.
+ */
+export function refusePromise(answer: unknown, field: string): void {
+  if (typeof (answer as { then?: unknown } | null)?.then !== 'function') return;
+  Promise.resolve(answer).catch(() => undefined);
+  throw new InvalidOptionError(field, 'a matcher that answers at once (not an async function)', 'a promise');
 }

@@ -69,7 +69,9 @@ export async function runJob<T = unknown, O = unknown>(
   return withLoops(queue, queueName, 'runJob', async (registry, watch) => {
     const deadline = Date.now() + timeoutMs;
 
-    const sent = await queue.enqueue(name, data, { retryLimit: 0, ...send });
+    const opts = { retryLimit: 0, ...send };
+    // (each branch picks its overload: a declared job's, or a queue name's)
+    const sent = await (typeof name === 'string' ? queue.enqueue(name, data, opts) : queue.enqueue(name, data, opts));
     if (sent.id === null) throw new JobNotSentError(queueName);
     // a dedupeKey held by another job answers that job: its outcome is not this call's
     if (sent.deduped) throw new JobNotSentError(queueName, `its dedupeKey is held by job ${sent.id}`);

@@ -144,7 +144,7 @@ async function main(): Promise<void> {
       url = database.url;
     }
     // abortOnError: false, so that a failed start reaches the catch below (and the database is stopped).
-    const demoIntervalMs = process.env.DEMO ? 500 : null;
+    const demoIntervalMs = process.env.DEMO && !['0', 'false', 'no'].includes(process.env.DEMO) ? 500 : null;
     app = await NestFactory.create<NestExpressApplication>(
       createAppModule({ connectionString: url, adminToken: process.env.ADMIN_TOKEN, demoIntervalMs }),
       {

@@ -32,6 +32,8 @@ void q.enqueue(WelcomeEmail);
 void q.send('plain-queue');
 void q.enqueue(defineJob('untyped'));
 void q.send(defineJob<{ note?: string } | undefined>('maybe'));
+void q.send<{ a: number }>('typed-by-name');
+export const sendFor = <T>(name: string, data?: T) => q.send<T>(name, data);
 // @ts-expect-error a handler that expects another payload
 void q.work(WelcomeEmail, {}, (job: Job<{ userId: number }>) => job.data.userId);
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { integer, pgSchema, serial, text, timestamp } from 'drizzle-orm/pg-core';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
@@ -65,6 +65,8 @@ export class ShopDatabaseModule {
           provide: Shop,
           useFactory: () => {
             const pool = new pg.Pool({ connectionString: options.connectionString, max: 5 });
+            // an idle connection the server drops (a restart) must not end the process: the next query reconnects
+            pool.on('error', (err) => new Logger('Shop').warn(`idle connection error: ${err.message}`));
             return new Shop(drizzle(pool), shopTables(schemaName), schemaName, pool);
           },
         },

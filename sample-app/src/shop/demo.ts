@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { OrdersService } from './orders.service.js';
 
 export const DEMO_INTERVAL_MS = Symbol('demo interval');
@@ -8,7 +8,7 @@ export const DEMO_INTERVAL_MS = Symbol('demo interval');
  * that is declined, so the dashboard has something to show on first look: throughput, retries, dead letters.
  */
 @Injectable()
-export class DemoTrickle implements OnApplicationBootstrap, OnApplicationShutdown {
+export class DemoTrickle implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Demo');
   private timer: NodeJS.Timeout | null = null;
   private placed = 0;
@@ -24,7 +24,8 @@ export class DemoTrickle implements OnApplicationBootstrap, OnApplicationShutdow
     this.timer = setInterval(() => void this.placeOne(), this.intervalMs);
   }
 
-  onApplicationShutdown(): void {
+  // before the queue drains: no demo order is placed while the app shuts down
+  beforeApplicationShutdown(): void {
     if (this.timer) clearInterval(this.timer);
   }
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { count, eq, sum } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { QueueHandler, QueueService, type Job } from 'nestjs-pgqueue';
+import { OnQueueEvent, QueueHandler, QueueService, type Job, type JobEvent } from 'nestjs-pgqueue';
 import { Shop } from './database.js';
 import { ChargeCard, OrderPlaced, RecomputeStats, SalesReport } from './jobs.js';
 
@@ -20,13 +20,17 @@ export class OrderHandlers {
     private readonly shop: Shop,
   ) {}
 
-  /** A customer's orders one after another (key_strict_fifo): confirmed, then sent on to be charged. */
-  @QueueHandler(OrderPlaced, { concurrency: 5 })
+  /**
+   * A customer's orders one after another (key_strict_fifo): confirmed, then sent on to be charged. Transactional:
+   * the charge is sent in the job's own transaction, so an attempt that is retried (a crash, a lost lease) never
+   * leaves a second charge behind.
+   */
+  @QueueHandler(OrderPlaced, { concurrency: 5, transactional: true })
   async placed(job: Job<{ orderId: number; customerId: string }>) {
     const { orders } = this.shop.tables;
-    const [order] = await this.shop.db.select().from(orders).where(eq(orders.id, job.data.orderId));
+    const [order] = await drizzle(job.db!).select().from(orders).where(eq(orders.id, job.data.orderId));
     if (!order) return { skipped: `order ${job.data.orderId} is gone` };
-    await this.queue.send(ChargeCard, { orderId: order.id, card: order.card, totalCents: order.totalCents });
+    await this.queue.send(ChargeCard, { orderId: order.id, card: order.card, totalCents: order.totalCents }, { db: job.db });
     return { confirmed: order.id };
   }
 
@@ -36,11 +40,17 @@ export class OrderHandlers {
     if (job.data.card === 'declined') throw new PaymentDeclined(`card declined for order ${job.data.orderId}`);
     const { orders } = this.shop.tables;
     await drizzle(job.db!).update(orders).set({ status: 'paid' }).where(eq(orders.id, job.data.orderId));
-    // sent in the same transaction: the recompute exists only if the order was marked paid. The queue is exclusive:
-    // while one recompute waits or runs, this send is refused (null), so a burst of orders costs one recompute; an
-    // order paid while one runs is counted by the next (`stately` would queue one more instead)
-    await this.queue.send(RecomputeStats, {}, { db: job.db });
     return { charged: job.data.totalCents };
+  }
+
+  /**
+   * Once a charge has committed, the figures are recomputed. The queue is exclusive: while one recompute waits or
+   * runs, this send is refused (null), so a burst of orders costs one recompute; an order paid while one runs waits
+   * for the next order's (`stately` would queue one more instead).
+   */
+  @OnQueueEvent('completed', { queue: ChargeCard })
+  async charged(_event: JobEvent): Promise<void> {
+    await this.queue.send(RecomputeStats, {});
   }
 
   @QueueHandler(RecomputeStats)
