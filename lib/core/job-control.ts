@@ -1,5 +1,5 @@
-// Job control: what a caller does to jobs it names by id. Complete and fail by hand (fenced on retryCount when
-// the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, delete, and read a job. Each
+// Job control: what a caller does to jobs it names by id. Complete, fail and touch by hand (fenced on retryCount
+// when the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, delete, and read a job. Each
 // change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
 import type { Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError } from './errors.js';
@@ -7,7 +7,7 @@ import { parseRefs, type ParsedRef } from './job-refs.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { QueueRouter } from './queue-router.js';
 import { toJobWithMetadata, type JobRow } from './rows.js';
-import { completeArgs, completeLeafArgs, failArgs, type Statements } from './sql/index.js';
+import { completeArgs, completeLeafArgs, failArgs, touchArgs, type Statements } from './sql/index.js';
 import type { SettleTarget } from './sql/settle.js';
 import type { JobRef, JobWithMetadata } from './types.js';
 import { int, queueName, record, toJson } from './validate.js';
@@ -104,6 +104,23 @@ export class JobControl {
       .catch((err) => {
         throw keyTaken(err, name, list);
       });
+    return changed(refs.length, rows);
+  }
+
+  /**
+   * Extends the heartbeat of active jobs (touchJobs), for a caller that runs fetched jobs itself and names them by
+   * id; `ids` lists the jobs still active (on the attempt a ref names), which the caller therefore still holds.
+   */
+  async touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
+    queueName('name', name);
+    const refs = parseRefs(ids);
+    const exec = await this.ctx.db();
+    const rows = await this.ctx.router.onQueue(
+      exec,
+      name,
+      (st) => exec.query<{ id: string }>(st.touchJobs, touchArgs(name, refs)),
+      (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
+    );
     return changed(refs.length, rows);
   }
 

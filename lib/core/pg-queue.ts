@@ -242,6 +242,14 @@ export class PgQueue extends SendingCalls {
     return this.units.jobs.fail(name, ids, error);
   }
 
+  /**
+   * Extends the heartbeat of active jobs by their `heartbeatSeconds` from now (not their lease); a
+   * `{ id, retryCount }` ref touches only that attempt. `ids` names the jobs still active.
+   */
+  touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
+    return this.units.jobs.touch(name, ids);
+  }
+
   /** Cancels jobs that have not finished; a running handler's result is then discarded. */
   cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
     return this.units.jobs.cancel(name, ids);

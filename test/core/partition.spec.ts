@@ -59,6 +59,7 @@ describe('dedicated partitions', () => {
         ['removeLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}', 'c'`],
         ['heartbeatJobs', `${q1}, ${ids}, '{1}', 'w', '{NULL}'`],
         ['releaseJobs', `${q1}, ${ids}, '{1}', 'w', 'c', '{NULL}'`],
+        ['touchJobs', `${q1}, ${ids}, '{NULL}'`],
         ['completeNonParentJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', NULL, '{NULL}', '{NULL}', 'c'`],
         ['failLeafJobs', `${q1}, ${ids}, '{NULL}', '{"{}"}', '{false}', '{NULL}', NULL, '{NULL}', 'c', '{NULL}', 'c'`],
         ['cancelLeafJobs', `${q1}, ${ids}`],

@@ -11,6 +11,7 @@ import {
   heartbeatArgs,
   insertArgs,
   releaseArgs,
+  touchArgs,
 } from '../../lib/core/sql/index.js';
 
 const st = buildStatements('"s"');
@@ -54,6 +55,7 @@ describe('statement arguments', () => {
     ['failLeafJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch', null)],
     ['heartbeatJobs', heartbeatArgs('q', [attempt], 'w')],
     ['releaseJobs', releaseArgs('q', [attempt], 'w', 'ch')],
+    ['touchJobs', touchArgs('q', [{ id: '1', retryCount: null }])],
     ['insertJobs', insertArgs('q', '[null]', () => null, [0], null)],
     ['insertJobsUnchecked', insertArgs('q', '[null]', () => null, [0], null)],
     ['insertJobsKeyed', insertArgs('q', '[null]', () => null, [0], null)],
@@ -72,6 +74,16 @@ describe('statement arguments', () => {
     expect(args[22]).toBe('{"traceparent":"t"}'); // $23 trace context
     expect(st.insertJobs).toContain('unnest($21::int[]), unnest($22::text[])');
     expect(st.insertJobs).toContain('fifo_wait, trace_context)');
+  });
+
+  it('puts the ids and the fence of a touch where touchJobs reads them', () => {
+    const args = touchArgs('q', [
+      { id: '7', retryCount: 2 },
+      { id: '8', retryCount: null },
+    ]);
+    expect(args).toEqual(['q', ['7', '8'], [2, null]]);
+    expect(st.touchJobs).toContain('unnest($2::bigint[], $3::int[]) AS a(id, retry_count)');
+    expect(st.touchJobs).toContain('j.retry_count = u.retry_count');
   });
 
   it('puts the fence where the settle statements read it', () => {

@@ -44,7 +44,7 @@ export type Statements = { readonly [K in keyof typeof builders as StatementName
 
 export { claimArgs, claimGroupedArgs } from './claim.js';
 export { completeArgs, completeLeafArgs, failArgs } from './settle.js';
-export { heartbeatArgs, releaseArgs } from './lease.js';
+export { heartbeatArgs, releaseArgs, touchArgs } from './lease.js';
 export { insertArgs } from './enqueue.js';
 export { createQueueArgs } from './queues.js';
 

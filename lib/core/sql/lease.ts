@@ -20,6 +20,19 @@ WHERE j.queue = u.queue AND j.id = u.id AND j.claim_count = u.claim_count AND j.
 RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
+ * touch() by hand: extends the heartbeat of active jobs named by id, as heartbeatJobs does for a worker, fenced as
+ * complete() by hand is (on retry_count when the caller gave one; any holder). The lease is left alone: it bounds
+ * the attempt (expireInSeconds). A job without heartbeatSeconds keeps a null heartbeat and is returned as still
+ * active, so the caller learns which jobs it still holds either way.
+ * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any)
+ */
+export const touchJobs = (s: string, t = `${s}.jobs`) => `
+UPDATE ${t} j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+FROM ${NAMED('id, retry_count', '$2::bigint[], $3::int[]')}
+WHERE j.queue = u.queue AND j.id = u.id AND ${ACTIVE} AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
+RETURNING j.id::text`;
+
+/**
  * Hands unfinished attempts back to the queue at once, without counting an attempt, so another instance
  * takes them now instead of after the lease runs out; wakes that instance with a NOTIFY. Jobs of short
  * queues go to `retry` (a slot short does not limit); a stately job goes to whichever of its key's created
@@ -58,6 +71,11 @@ export interface HeldAttempt {
 /** The arguments of heartbeatJobs ($1-$5). */
 export function heartbeatArgs(queue: string, attempts: readonly HeldAttempt[], workerId: string): unknown[] {
   return [queue, attempts.map((a) => a.id), attempts.map((a) => a.claim_count), workerId, attempts.map((a) => a.stamp)];
+}
+
+/** The arguments of touchJobs ($1-$3): the jobs by id, each with the attempt (retryCount) to touch or null (any). */
+export function touchArgs(queue: string, refs: readonly { id: string; retryCount: number | null }[]): unknown[] {
+  return [queue, refs.map((r) => r.id), refs.map((r) => r.retryCount)];
 }
 
 /** The arguments of releaseJobs ($1-$6). */
