@@ -183,7 +183,7 @@ describe('bad input', () => {
 
   it('a name that is not a queue name: InvalidOptionError naming the field', async () => {
     for (const call of [
-      () => q.deleteQueuedJobs('' as string),
+      () => q.deleteQueuedJobs(''),
       () => q.deleteStoredJobs(42 as unknown as string),
       () => q.deleteAllJobs(null as unknown as string),
     ]) {
