@@ -26,7 +26,7 @@ export class BulkDelete {
   /** Deletes the finished jobs (completed, cancelled, failed) of queue `name` that nothing still needs; returns how many. */
   async deleteStoredJobs(name: string): Promise<number> {
     await this.assertQueue(name);
-    return this.loop((client) => this.storedBatch(client, name));
+    return this.loop((client, after) => this.storedBatch(client, name, after));
   }
 
   /** deleteQueuedJobs then deleteStoredJobs, of queue `name` or of every queue; active jobs stay. Returns how many. */
@@ -39,7 +39,7 @@ export class BulkDelete {
     let deleted = 0;
     for (const queue of names) {
       deleted += await this.loop((client) => this.queuedBatch(client, queue));
-      deleted += await this.loop((client) => this.storedBatch(client, queue));
+      deleted += await this.loop((client, after) => this.storedBatch(client, queue, after));
     }
     return deleted;
   }
@@ -49,30 +49,41 @@ export class BulkDelete {
     await this.rt.router.assertExists(await this.rt.db(), name as string);
   }
 
-  /** Runs batches while they come back full: a short one found no more it could take. */
-  private async loop(batch: (client: pg.PoolClient) => Promise<number>): Promise<number> {
+  /**
+   * Runs batches while they come back full: a short one found no more it could take. Each batch is given the
+   * cursor the one before returned (stored batches walk the queue in id order; queued ones need none).
+   */
+  private async loop(batch: (client: pg.PoolClient, after: string) => Promise<{ deleted: number; last: string }>): Promise<number> {
     let deleted = 0;
+    let after = '0';
     for (;;) {
       const done = await inTransaction(this.rt.connect, async (client) => {
         await client.query(this.rt.statements.setPassSettings, [BULK_DELETE_STATEMENT_TIMEOUT_MS]);
-        return batch(client);
+        return batch(client, after);
       });
-      deleted += done;
-      if (done < BULK_DELETE_BATCH) return deleted;
+      deleted += done.deleted;
+      if (done.deleted < BULK_DELETE_BATCH) return deleted;
+      after = done.last;
     }
   }
 
   /** One batch of waiting jobs, and in its transaction what becomes of the flow children that waited for them. */
-  private async queuedBatch(client: pg.PoolClient, name: string): Promise<number> {
+  private async queuedBatch(client: pg.PoolClient, name: string): Promise<{ deleted: number; last: string }> {
     const st = this.rt.statements;
     const [row] = (await client.query<{ ids: string[] }>(st.deleteQueuedBatch, [name, BULK_DELETE_BATCH])).rows;
     const ids = row?.ids ?? [];
     if (ids.length > 0) await client.query(st.orphanDeletedParents, [name, ids]);
-    return ids.length;
+    return { deleted: ids.length, last: '0' };
   }
 
-  private async storedBatch(client: pg.PoolClient, name: string): Promise<number> {
-    const [row] = (await client.query<{ deleted: number }>(this.rt.statements.deleteStoredBatch, [name, BULK_DELETE_BATCH])).rows;
-    return row?.deleted ?? 0;
+  private async storedBatch(client: pg.PoolClient, name: string, after: string): Promise<{ deleted: number; last: string }> {
+    const [row] = (
+      await client.query<{ deleted: number; last_id: string | null }>(this.rt.statements.deleteStoredBatch, [
+        name,
+        BULK_DELETE_BATCH,
+        after,
+      ])
+    ).rows;
+    return { deleted: row?.deleted ?? 0, last: row?.last_id ?? after };
   }
 }

@@ -119,6 +119,38 @@ describe('in batches', () => {
   });
 });
 
+describe('in batches, finished jobs', () => {
+  it('walks past a held row and the waiting ones among more finished jobs than one batch holds; a later call takes the held one', async () => {
+    const name = await queue();
+    const total = BULK_DELETE_BATCH * 2 + 10;
+    await q.insert(
+      name,
+      Array.from({ length: total }, (_, i) => ({ data: { i } })),
+    );
+    // every tenth job stays waiting, the rest finished
+    await f.sql(`UPDATE $schema.jobs SET state = 'completed', completed_on = now() WHERE queue = $1 AND (data->>'i')::int % 10 <> 0`, [
+      name,
+    ]);
+    const finished = total - Math.ceil(total / 10);
+    const [held] = await f.sql<{ id: string }>(
+      `SELECT id::text FROM $schema.jobs WHERE queue = $1 AND state = 'completed' ORDER BY id OFFSET 1500 LIMIT 1`,
+      [name],
+    );
+    const holder = await f.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${f.schema}".jobs WHERE queue = $1 AND id = $2 FOR UPDATE`, [name, held!.id]);
+      expect(await q.deleteStoredJobs(name)).toBe(finished - 1);
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    expect(await counts(name)).toEqual({ created: total - finished, completed: 1 });
+    expect(await q.deleteStoredJobs(name)).toBe(1);
+    expect(await counts(name)).toEqual({ created: total - finished });
+  });
+});
+
 describe('what stays', () => {
   it('deleteStoredJobs keeps a failed key_strict_fifo job while jobs of its key wait; deleteAllJobs takes both', async () => {
     const name = await queue({ policy: 'key_strict_fifo' });

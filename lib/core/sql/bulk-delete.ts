@@ -47,12 +47,16 @@ SELECT count(*)::int AS orphaned FROM orphaned`;
  * what retention keeps however old (sql/retention.ts, deleteFinishedJobs, says why): a throttled job until its
  * slot ends, a failed key_strict_fifo job while jobs of its key wait, a flow parent while a child waits or runs
  * (or, for a parent that did not complete, while a child cancelled before its release still counts it). A deleted
- * job's links to its children go with it. $1 queue, $2 most jobs
+ * job's links to its children go with it.
+ *
+ * Batches walk the queue in id order from cursor $3 (the last id of the batch before; '0' to start): the rows a
+ * batch kept, and the waiting and active ones among the finished, are read once per call, not once per batch.
+ * $1 queue, $2 most jobs, $3 cursor id. Returns how many were deleted, and the cursor of the next batch.
  */
 export const deleteStoredBatch = (s: string) => `
 WITH doomed AS MATERIALIZED (
   SELECT j.queue, j.id FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state > 'active'
+  WHERE j.queue = $1 AND j.id > $3::bigint AND j.state > 'active'
     AND (j.slot_until IS NULL OR j.slot_until <= now())
     AND NOT (j.policy = 'key_strict_fifo' AND j.state = 'failed' AND EXISTS (
       SELECT 1 FROM ${s}.jobs w
@@ -61,6 +65,7 @@ WITH doomed AS MATERIALIZED (
       SELECT 1 FROM ${s}.job_deps d JOIN ${s}.jobs c ON c.queue = d.child_queue AND c.id = d.child_id
       WHERE d.parent_queue = j.queue AND d.parent_id = j.id
         AND (c.state < 'completed' OR (j.state <> 'completed' AND c.state = 'cancelled' AND c.blocked_by > 0)))
+  ORDER BY j.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
 ), gone AS (
@@ -71,7 +76,7 @@ WITH doomed AS MATERIALIZED (
   DELETE FROM ${s}.job_deps dep USING gone g
   WHERE dep.parent_queue = g.queue AND dep.parent_id = g.id
 )
-SELECT count(*)::int AS deleted FROM gone`;
+SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT max(d.id)::text FROM doomed d) AS last_id`;
 
 /** Every queue's name, for deleteAllJobs without one. */
 export const allQueueNames = (s: string) => `SELECT name FROM ${s}.queues ORDER BY name`;
