@@ -1,5 +1,6 @@
 // The wiring of one engine: the units PgQueue's public methods delegate to, made once around a shared runtime.
 import type { ResolvedConfig } from './config.js';
+import { BulkDelete } from './bulk-delete.js';
 import { ClusterRegistry } from './cluster-registry.js';
 import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
@@ -19,6 +20,7 @@ import { WorkerRegistry } from './worker-registry.js';
 export interface EngineUnits {
   readonly runtime: Runtime;
   readonly admin: QueueAdmin;
+  readonly bulk: BulkDelete;
   readonly stats: QueueStatsReader;
   readonly sender: Sender;
   readonly flows: Flows;
@@ -42,6 +44,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
   return {
     runtime,
     admin: new QueueAdmin(runtime),
+    bulk: new BulkDelete(runtime),
     stats: new QueueStatsReader(runtime),
     sender,
     flows: new Flows(runtime, sender),

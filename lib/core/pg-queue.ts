@@ -147,6 +147,21 @@ export class PgQueue extends SendingCalls {
     return this.units.admin.purgeQueue(name);
   }
 
+  /** Deletes the queue's waiting jobs (created, retry) in batches; flow children waiting for them fail or are cancelled. Returns how many. */
+  deleteQueuedJobs(name: string): Promise<number> {
+    return this.units.bulk.deleteQueuedJobs(name);
+  }
+
+  /** Deletes the queue's finished jobs in batches, but those retention also keeps (docs/guide.md, "Queues"). Returns how many. */
+  deleteStoredJobs(name: string): Promise<number> {
+    return this.units.bulk.deleteStoredJobs(name);
+  }
+
+  /** deleteQueuedJobs then deleteStoredJobs, for queue `name` or every queue; active jobs stay. Returns how many. */
+  deleteAllJobs(name?: string): Promise<number> {
+    return this.units.bulk.deleteAllJobs(name);
+  }
+
   /**
    * The queue's settings and the counts of its jobs as the last monitor pass cached them; null when there is no
    * such queue. `force` counts the queue's jobs now (a read of all its rows) and caches the counts.

@@ -1,3 +1,4 @@
+import * as bulkDelete from './bulk-delete.js';
 import * as claim from './claim.js';
 import * as dashboard from './dashboard.js';
 import * as due from './due.js';
@@ -34,6 +35,7 @@ const builders = {
   ...limits,
   ...dashboard,
   ...jobView,
+  ...bulkDelete,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */
