@@ -20,7 +20,7 @@ export class BulkDelete {
   /** Deletes the waiting jobs (created, retry) of queue `name`; returns how many. */
   async deleteQueuedJobs(name: string): Promise<number> {
     await this.assertQueue(name);
-    return this.loop((client) => this.queuedBatch(client, name));
+    return this.queued(name);
   }
 
   /** Deletes the finished jobs (completed, cancelled, failed) of queue `name` that nothing still needs; returns how many. */
@@ -38,7 +38,7 @@ export class BulkDelete {
         : (await (await this.rt.db()).query<{ name: string }>(this.rt.statements.allQueueNames)).map((r) => r.name);
     let deleted = 0;
     for (const queue of names) {
-      deleted += await this.loop((client) => this.queuedBatch(client, queue));
+      deleted += await this.queued(queue);
       deleted += await this.loop((client, after) => this.storedBatch(client, queue, after));
     }
     return deleted;
@@ -49,9 +49,16 @@ export class BulkDelete {
     await this.rt.router.assertExists(await this.rt.db(), name as string);
   }
 
+  /** The waiting jobs of `name` up to its last id now: jobs sent during the call are not chased. */
+  private async queued(name: string): Promise<number> {
+    const [row] = await (await this.rt.db()).query<{ last_id: string }>(this.rt.statements.queueLastId, [name]);
+    const last = row?.last_id ?? '0';
+    return this.loop((client, after) => this.queuedBatch(client, name, after, last));
+  }
+
   /**
    * Runs batches while they come back full: a short one found no more it could take. Each batch is given the
-   * cursor the one before returned (stored batches walk the queue in id order; queued ones need none).
+   * cursor the one before returned (both kinds walk the queue in id order).
    */
   private async loop(batch: (client: pg.PoolClient, after: string) => Promise<{ deleted: number; last: string }>): Promise<number> {
     let deleted = 0;
@@ -68,12 +75,14 @@ export class BulkDelete {
   }
 
   /** One batch of waiting jobs, and in its transaction what becomes of the flow children that waited for them. */
-  private async queuedBatch(client: pg.PoolClient, name: string): Promise<{ deleted: number; last: string }> {
+  private async queuedBatch(client: pg.PoolClient, name: string, after: string, upTo: string): Promise<{ deleted: number; last: string }> {
     const st = this.rt.statements;
-    const [row] = (await client.query<{ ids: string[] }>(st.deleteQueuedBatch, [name, BULK_DELETE_BATCH])).rows;
+    const [row] = (
+      await client.query<{ ids: string[]; last_id: string | null }>(st.deleteQueuedBatch, [name, BULK_DELETE_BATCH, after, upTo])
+    ).rows;
     const ids = row?.ids ?? [];
     if (ids.length > 0) await client.query(st.orphanDeletedParents, [name, ids]);
-    return { deleted: ids.length, last: '0' };
+    return { deleted: ids.length, last: row?.last_id ?? after };
   }
 
   private async storedBatch(client: pg.PoolClient, name: string, after: string): Promise<{ deleted: number; last: string }> {

@@ -204,6 +204,24 @@ describe('what stays', () => {
     expect((await q.getJobById(children, ids.c!))!.state).toBe('cancelled');
     expect(await f.sql('SELECT 1 FROM $schema.job_deps WHERE parent_id = $1', [ids.a])).toEqual([]);
   });
+
+  it('keeps a waiting parent whose child was cancelled before its release: a resume would wait for it again', async () => {
+    const parents = await queue();
+    const children = await queue();
+    const ids = await q.flow([
+      { name: parents, ref: 'a' },
+      { name: children, ref: 'b', dependsOn: ['a'] },
+    ]);
+    await q.cancel(children, ids.b!);
+    expect(await q.deleteQueuedJobs(parents)).toBe(0);
+    expect(await exists(ids.a!)).toBe(true);
+    // resumed, the child still waits for a parent that exists, and runs once it completes
+    await q.resume(children, ids.b!);
+    await q.fetch(parents);
+    await q.complete(parents, ids.a!);
+    expect((await q.getJobById(children, ids.b!))!.state).toBe('created');
+    expect((await q.fetch(children)).map((j) => j.id)).toEqual([ids.b]);
+  });
 });
 
 describe('bad input', () => {

@@ -6,16 +6,26 @@ import { ORPHAN_DESCENDANTS } from './fragments.js';
  * more than one batch of rows; the caller runs batches while they come back full.
  */
 
+/** The highest job id of queue $1 ('0' when it has none): where a bulk delete of its waiting jobs stops. */
+export const queueLastId = (s: string) => `SELECT coalesce(max(j.id), 0)::text AS last_id FROM ${s}.jobs j WHERE j.queue = $1`;
+
 /**
- * Deletes up to $2 waiting jobs (created, retry) of queue $1. Returns the deleted ids: the same transaction then
- * runs orphanDeletedParents on them, for the flow children that waited for them. (In this statement, the update
+ * Deletes up to $2 waiting jobs (created, retry) of queue $1, walking in id order after cursor $3 up to id $4 (the
+ * queue's last id when the call began: jobs sent meanwhile are not chased, so a busy queue's call ends). Keeps a
+ * flow parent that a child cancelled before its release still counts: a resume would make that child wait for it
+ * again (as retention keeps it). Returns the deleted ids and the cursor of the next batch: the same transaction then
+ * runs orphanDeletedParents on the ids, for the flow children that waited for them. (In this statement, the update
  * of a child deleted by the same batch would meet its delete, whose outcome PostgreSQL leaves undefined.)
- * $1 queue, $2 most jobs
+ * $1 queue, $2 most jobs, $3 cursor id, $4 last id
  */
 export const deleteQueuedBatch = (s: string) => `
 WITH doomed AS MATERIALIZED (
   SELECT j.queue, j.id FROM ${s}.jobs j
-  WHERE j.queue = $1 AND j.state < 'active'
+  WHERE j.queue = $1 AND j.id > $3::bigint AND j.id <= $4::bigint AND j.state < 'active'
+    AND NOT EXISTS (
+      SELECT 1 FROM ${s}.job_deps d JOIN ${s}.jobs c ON c.queue = d.child_queue AND c.id = d.child_id
+      WHERE d.parent_queue = j.queue AND d.parent_id = j.id AND c.state = 'cancelled' AND c.blocked_by > 0)
+  ORDER BY j.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
 ), gone AS (
@@ -23,7 +33,7 @@ WITH doomed AS MATERIALIZED (
   WHERE j.queue = d.queue AND j.id = d.id
   RETURNING j.id
 )
-SELECT coalesce(array_agg(g.id::text), '{}') AS ids FROM gone g`;
+SELECT coalesce(array_agg(g.id::text), '{}') AS ids, (SELECT max(d.id)::text FROM doomed d) AS last_id FROM gone g`;
 
 /**
  * After deleteQueuedBatch, in its transaction: the flow children still waiting for the deleted jobs $2 of queue
