@@ -253,3 +253,29 @@ export const FIFO_HEAD = (t: string, c: string) => `coalesce((
       WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
         AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
       LIMIT 1), true))`;
+
+/**
+ * True for a finished job (`j`) that nothing needs any more, so that retention and deleteStoredJobs may delete it.
+ * These stay however old: a throttled job until its slot
+ * ends (a send into the slot is still refused), a failed key_strict_fifo job while jobs of its key wait (it holds
+ * the key back), a flow parent while a child waits or runs, or, for a parent that did not complete, while a child
+ * cancelled before its release still counts it (a resume would make it wait again).
+ */
+export const NO_LONGER_NEEDED = (s: string) => `(j.slot_until IS NULL OR j.slot_until <= now())
+    AND NOT (j.policy = 'key_strict_fifo' AND j.state = 'failed' AND EXISTS (
+      SELECT 1 FROM ${s}.jobs w
+      WHERE w.queue = j.queue AND w.singleton_key = j.singleton_key AND w.state = 'created' AND w.policy = 'key_strict_fifo'))
+    AND NOT EXISTS (
+      SELECT 1 FROM ${s}.job_deps d JOIN ${s}.jobs c ON c.queue = d.child_queue AND c.id = d.child_id
+      WHERE d.parent_queue = j.queue AND d.parent_id = j.id
+        AND (c.state < 'completed' OR (j.state <> 'completed' AND c.state = 'cancelled' AND c.blocked_by > 0)))`;
+
+/** CTEs `gone` (deletes the rows of CTE `doomed`) and `links` (their links to their flow children). */
+export const DELETE_DOOMED = (s: string) => `gone AS (
+  DELETE FROM ${s}.jobs j USING doomed d
+  WHERE j.queue = d.queue AND j.id = d.id
+  RETURNING j.queue, j.id
+), links AS (
+  DELETE FROM ${s}.job_deps dep USING gone g
+  WHERE dep.parent_queue = g.queue AND dep.parent_id = g.id
+)`;

@@ -1,4 +1,14 @@
-import { APPEND_ERROR, DEAD_LETTER, LAST_ERROR, FAILED_RETURNING, FIFO_HEAD, KEEP_FAILED, ORPHAN_DESCENDANTS } from './fragments.js';
+import {
+  APPEND_ERROR,
+  DEAD_LETTER,
+  DELETE_DOOMED,
+  LAST_ERROR,
+  FAILED_RETURNING,
+  FIFO_HEAD,
+  KEEP_FAILED,
+  ORPHAN_DESCENDANTS,
+  NO_LONGER_NEEDED,
+} from './fragments.js';
 
 /**
  * Deletes up to $1 finished jobs (completed, cancelled, failed) whose keep_until has passed, oldest first, through
@@ -20,25 +30,11 @@ export const deleteFinishedJobs = (s: string) => `
 WITH doomed AS MATERIALIZED (
   SELECT j.queue, j.id FROM ${s}.jobs j
   WHERE j.state > 'active' AND j.keep_until < now()
-    AND (j.slot_until IS NULL OR j.slot_until <= now())
-    AND NOT (j.policy = 'key_strict_fifo' AND j.state = 'failed' AND EXISTS (
-      SELECT 1 FROM ${s}.jobs w
-      WHERE w.queue = j.queue AND w.singleton_key = j.singleton_key AND w.state = 'created' AND w.policy = 'key_strict_fifo'))
-    AND NOT EXISTS (
-      SELECT 1 FROM ${s}.job_deps d JOIN ${s}.jobs c ON c.queue = d.child_queue AND c.id = d.child_id
-      WHERE d.parent_queue = j.queue AND d.parent_id = j.id
-        AND (c.state < 'completed' OR (j.state <> 'completed' AND c.state = 'cancelled' AND c.blocked_by > 0)))
+    AND ${NO_LONGER_NEEDED(s)}
   ORDER BY j.keep_until
   LIMIT $1
   FOR UPDATE OF j SKIP LOCKED
-), gone AS (
-  DELETE FROM ${s}.jobs j USING doomed d
-  WHERE j.queue = d.queue AND j.id = d.id
-  RETURNING j.queue, j.id
-), links AS (
-  DELETE FROM ${s}.job_deps dep USING gone g
-  WHERE dep.parent_queue = g.queue AND dep.parent_id = g.id
-)
+), ${DELETE_DOOMED(s)}
 SELECT count(*)::int AS deleted FROM gone`;
 
 /**
