@@ -6,7 +6,8 @@ import type { ResolvedConfig } from './config.js';
 import { drizzlePool, withEngineSession, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
 import { startupError } from './startup-error.js';
-import { migrate, type MigrationResult } from './migrate.js';
+import { QueueError } from './errors.js';
+import { installedVersion, LATEST_VERSION, migrate, type MigrationResult } from './migrate.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { QueueMonitor, type MonitorResult } from './monitor.js';
 import { QueueRouter } from './queue-router.js';
@@ -182,10 +183,33 @@ export class Runtime {
       } catch (err) {
         throw startupError(err, cfg.connectionString);
       }
+    } else {
+      await this.checkInstalled(this.pool);
     }
     // the passes and units run on timers: started outside the trace of whatever call started the engine
     if (this.tracing) this.tracing.detached(() => this.startBackground());
     else this.startBackground();
+  }
+
+  /**
+   * With `migrate: false`, the schema someone else installs: one older than this code would fail its first statement
+   * that needs what is missing (every send and claim names the newest columns), so the start is refused instead,
+   * in one line that says what to run. A newer one is warned of, as migrate() does.
+   */
+  private async checkInstalled(pool: pg.Pool): Promise<void> {
+    const { schema, schemaIdent, connectionString } = this.config;
+    let installed: number;
+    try {
+      installed = await installedVersion(pool, schema, schemaIdent);
+    } catch (err) {
+      throw startupError(err, connectionString);
+    }
+    if (installed < LATEST_VERSION)
+      throw new QueueError(
+        `schema ${schema} is at version ${installed} and this code needs version ${LATEST_VERSION}: apply the migrations first (npx pgqueue migrate, npx pgqueue migrate --print for the SQL, or migrate: true)`,
+        'SCHEMA_OUTDATED',
+      );
+    if (installed > LATEST_VERSION) this.log.warn(`schema ${schema} is at version ${installed}, newer than this code (${LATEST_VERSION})`);
   }
 
   /** Starts the maintenance and monitor passes (when supervising) and the attached units. */

@@ -41,12 +41,30 @@ describe('migrations', () => {
     await second.close();
   });
 
-  it('with migrate: false nothing is installed', async () => {
+  it('with migrate: false nothing is installed, and a start on a schema older than the code is refused', async () => {
     const schema = uniqueSchema('nomig');
     const q = new PgQueue({ connectionString: testUrl(), schema, migrate: false, logger });
-    await q.start();
+    await expect(q.start()).rejects.toMatchObject({
+      code: 'SCHEMA_OUTDATED',
+      message: expect.stringContaining(`schema ${schema} is at version 0 and this code needs version ${LATEST_VERSION}`),
+    });
     await q.close();
     const { rows } = await admin.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]);
     expect(rows).toHaveLength(0);
+
+    // installed by someone else, then one version taken back: refused; at the newest version: it starts
+    const installer = new PgQueue({ connectionString: testUrl(), schema, logger });
+    await installer.start();
+    await installer.close();
+    await admin.query(`DELETE FROM "${schema}".migrations WHERE version = $1`, [LATEST_VERSION]);
+    const behind = new PgQueue({ connectionString: testUrl(), schema, migrate: false, logger });
+    await expect(behind.start()).rejects.toMatchObject({ code: 'SCHEMA_OUTDATED' });
+    await behind.close();
+    await admin.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, 'back')`, [LATEST_VERSION]);
+    const current = new PgQueue({ connectionString: testUrl(), schema, migrate: false, logger });
+    await current.start();
+    expect(await current.send('anything.missing', {}).catch((e: Error) => e.name)).toBe('QueueNotFoundError');
+    await current.close();
+    await dropSchema(admin, schema);
   });
 });
