@@ -83,7 +83,7 @@ export async function withQueue<T>(options: ConnectionOptions, io: CliIo, fn: (q
   const config = clientConfig(options, io);
   const url = config.connectionString!;
   const version = await withClient(url, (client) => installedVersion(client, config.schema, config.schemaIdent));
-  checkVersion(version, config.schema, io);
+  checkVersion(version, config.schema);
   const queue = new PgQueue(config);
   try {
     return await fn(queue);
@@ -95,7 +95,7 @@ export async function withQueue<T>(options: ConnectionOptions, io: CliIo, fn: (q
 }
 
 /** Refuses a schema this code cannot work on; a newer one is worked on, with a warning (as the engine does). */
-function checkVersion(version: number, schema: string, io: CliIo): void {
+function checkVersion(version: number, schema: string): void {
   if (version === 0) {
     throw new CommandError(
       `schema "${schema}" holds no pgqueue tables: install them with \`pgqueue migrate\` (or print their SQL with \`pgqueue migrate --print\`)`,
@@ -106,7 +106,5 @@ function checkVersion(version: number, schema: string, io: CliIo): void {
       `schema "${schema}" is at version ${version}, and this pgqueue needs version ${LATEST_VERSION}: upgrade it with \`pgqueue migrate\``,
     );
   }
-  if (version > LATEST_VERSION) {
-    io.err(`pgqueue: warning: schema "${schema}" is at version ${version}, newer than this pgqueue (${LATEST_VERSION})\n`);
-  }
+  // a newer schema: the engine warns of it as it starts, through the command's logger
 }

@@ -186,7 +186,7 @@ describe('pgqueue queues', () => {
     const q = await engine(schema);
     await q.createQueue('from.future');
     await admin.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, 'from_a_later_release')`, [LATEST_VERSION + 1]);
-    const warning = `pgqueue: warning: schema "${schema}" is at version ${LATEST_VERSION + 1}, newer than this pgqueue (${LATEST_VERSION})\n`;
+    const warning = `pgqueue: warning: schema ${schema} is at version ${LATEST_VERSION + 1}, newer than this code (${LATEST_VERSION})\n`;
     const listed = await pgqueue(['queues', ...on(schema), '--json']);
     expect(listed.code).toBe(0);
     expect(listed.stderr).toBe(warning);
