@@ -91,7 +91,11 @@ describe('stopWorking / startWorking', () => {
     await q.work('hold.b', { pollingIntervalSeconds: 60 }, (job) => void ran.push(job.id));
     await q.stopWorking('hold.a');
     expect(q.workerCount).toBe(1);
-    const me = await until(async () => (await q.getWorkers()).find((w) => w.stopped.includes('hold.a')), 'the registry shows it');
+    // the registry is written as loops change: wait for the write that has both the hold and the loop gone
+    const me = await until(
+      async () => (await q.getWorkers()).find((w) => w.stopped.includes('hold.a') && !w.queues.some((x) => x.name === 'hold.a')),
+      'the registry shows it',
+    );
     expect(me.queues.map((x) => x.name)).toEqual(['hold.b']);
     // a loop made for a held queue is held too
     await q.work('hold.a', { pollingIntervalSeconds: 60, concurrency: 2 }, (job) => void ran.push(job.id));
