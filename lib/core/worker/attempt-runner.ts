@@ -7,7 +7,7 @@ import { JobTransaction } from '../job-transaction.js';
 import { completeArgs, type Statements } from '../sql/index.js';
 import { endSession } from '../sql/transaction.js';
 import type { Tracing } from '../tracing.js';
-import type { JobHandler } from '../types.js';
+import type { Job, JobHandler } from '../types.js';
 import { toJson } from '../validate.js';
 import type { Attempt } from './attempt.js';
 import { toJob } from './claimed-job.js';
@@ -67,8 +67,7 @@ export class AttemptRunner {
       let failure: FailureInfo | null = null;
       try {
         const job = toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt));
-        const tracing = this.scope.tracing;
-        output = toJson('handler output', await (tracing ? tracing.attempt(attempt.row, () => this.handler(job)) : this.handler(job)));
+        output = toJson('handler output', await this.call(attempt.row, job));
       } catch (err) {
         failure = describeFailure(err, attempt.row.retry_count);
       }
@@ -82,6 +81,12 @@ export class AttemptRunner {
         `running job ${attempt.row.id} of queue "${this.scope.queue}"; it returns to the queue when its lease runs out`,
       );
     }
+  }
+
+  /** The handler's call for one job: inside an attempt span when tracing (a plain call otherwise, no async frame). */
+  private call(row: Attempt['row'], job: Job): unknown {
+    const tracing = this.scope.tracing;
+    return tracing ? tracing.attempt(row, () => this.handler(job)) : this.handler(job);
   }
 
   /** Aborts the signals of `attempts` for shutdown; from now on a throw hands its job back. */
@@ -130,8 +135,7 @@ export class AttemptRunner {
       let output: string | null = null;
       try {
         const job = toJob(row, attempt.abort, () => this.clock.heartbeat(attempt), tx.client);
-        const tracing = this.scope.tracing;
-        output = toJson('handler output', await (tracing ? tracing.attempt(row, () => this.handler(job)) : this.handler(job)));
+        output = toJson('handler output', await this.call(row, job));
       } catch (err) {
         failure = describeFailure(err, row.retry_count);
       }
