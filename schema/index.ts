@@ -225,7 +225,24 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       childQueue: text('child_queue').notNull(),
       childId: bigint('child_id', { mode: 'bigint' }).notNull(),
     },
-    (t) => [primaryKey({ name: 'job_deps_pkey', columns: [t.parentQueue, t.parentId, t.childQueue, t.childId] })],
+    (t) => [
+      primaryKey({ name: 'job_deps_pkey', columns: [t.parentQueue, t.parentId, t.childQueue, t.childId] }),
+      // a flow child's parents (getDependencies; migration 14)
+      index('job_deps_child_idx').on(t.childQueue, t.childId),
+    ],
+  );
+
+  // publish/subscribe: the queues each event fans out to (migration 14)
+  const subscriptions = schema.table(
+    'subscriptions',
+    {
+      event: text('event').notNull(),
+      queue: text('queue')
+        .notNull()
+        .references(() => queues.name, { onDelete: 'cascade' }),
+      createdOn: timestamp('created_on', { withTimezone: true }).notNull().defaultNow(),
+    },
+    (t) => [primaryKey({ name: 'subscriptions_pkey', columns: [t.event, t.queue] }), index('subscriptions_queue_idx').on(t.queue)],
   );
 
   const rateWindows = schema.table('rate_windows', {
@@ -293,7 +310,7 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     appliedOn: timestamp('applied_on', { withTimezone: true }).notNull().defaultNow(),
   });
 
-  return { schema, jobState, queues, queueStats, jobs, jobDeps, rateWindows, maintenance, workers, schedules, migrations };
+  return { schema, jobState, queues, queueStats, jobs, jobDeps, subscriptions, rateWindows, maintenance, workers, schedules, migrations };
 }
 
 const defaults = createQueueSchema();
@@ -305,6 +322,7 @@ export const queues = defaults.queues;
 export const queueStats = defaults.queueStats;
 export const jobs = defaults.jobs;
 export const jobDeps = defaults.jobDeps;
+export const subscriptions = defaults.subscriptions;
 export const rateWindows = defaults.rateWindows;
 export const maintenance = defaults.maintenance;
 export const workers = defaults.workers;

@@ -1,17 +1,14 @@
 // The queue engine's public face, free of Nest: every public method is one delegation to the unit that owns it
 // (engine-units.ts wires them: runtime.ts for the lifecycle, queue-admin, sender, flows, fetcher, job-control, worker-registry).
-// The sending calls are declared in sending-calls.ts, which this class extends.
+// The sending calls are declared in sending-calls.ts, the calls on jobs by id in job-calls.ts, which this class extends.
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-import type { ChangeResult } from './job-control.js';
-import type { FetchOptions } from './fetcher.js';
-import type { FindJobsOptions, JobPage } from './job-finder.js';
 import type { JobName } from './job-definition.js';
 import { engineUnits, type EngineUnits } from './engine-units.js';
 import { parseForce } from './options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
 import { consoleLogger, lastResort } from './console-logger.js';
 import { asWarning, type QueueWarning } from './events.js';
-import { SendingCalls } from './sending-calls.js';
+import { JobCalls } from './job-calls.js';
 import type { MaintenanceResult } from './maintenance.js';
 import type { MonitorResult } from './monitor.js';
 import type { MigrationResult } from './migrate.js';
@@ -19,12 +16,9 @@ import type { Runtime } from './runtime.js';
 import type { Schedules } from './schedules.js';
 import type { WorkerRegistry } from './worker-registry.js';
 import type {
-  Job,
   BatchHandler,
   HandlerFor,
   JobHandler,
-  JobRef,
-  JobWithMetadata,
   QueueLogger,
   QueueOptions,
   QueueResult,
@@ -46,7 +40,7 @@ export type { FindJobsOptions, JobPage } from './job-finder.js';
  * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
  * handler's throw) and `warning`; with no listener these go to the logger.
  */
-export class PgQueue extends SendingCalls {
+export class PgQueue extends JobCalls {
   readonly config: ResolvedConfig;
   protected readonly log: QueueLogger;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
@@ -147,21 +141,6 @@ export class PgQueue extends SendingCalls {
     return this.units.admin.purgeQueue(name);
   }
 
-  /** Deletes the queue's waiting jobs (created, retry) in batches; flow children waiting for them fail or are cancelled. Returns how many. */
-  deleteQueuedJobs(name: string): Promise<number> {
-    return this.units.bulk.deleteQueuedJobs(name);
-  }
-
-  /** Deletes the queue's finished jobs in batches, but those retention also keeps (docs/guide.md, "Queues"). Returns how many. */
-  deleteStoredJobs(name: string): Promise<number> {
-    return this.units.bulk.deleteStoredJobs(name);
-  }
-
-  /** deleteQueuedJobs then deleteStoredJobs, for queue `name` or every queue; active jobs stay. Returns how many. */
-  deleteAllJobs(name?: string): Promise<number> {
-    return this.units.bulk.deleteAllJobs(name);
-  }
-
   /**
    * The queue's settings and the counts of its jobs as the last monitor pass cached them; null when there is no
    * such queue. `force` counts the queue's jobs now (a read of all its rows) and caches the counts.
@@ -240,71 +219,6 @@ export class PgQueue extends SendingCalls {
   /** The keys of a key_strict_fifo queue held back by a failed job (`deleteJob` or `retry` it to unblock). */
   getBlockedKeys(name: string): Promise<string[]> {
     return this.units.admin.getBlockedKeys(name);
-  }
-
-  /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
-  fetch<T = unknown>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
-    return this.units.fetcher.fetch<T>(name, options);
-  }
-
-  /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
-  complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
-    return this.units.jobs.complete(name, ids, output);
-  }
-
-  /** Fails jobs that have not finished: retried while retries remain, else failed. */
-  fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
-    return this.units.jobs.fail(name, ids, error);
-  }
-
-  /**
-   * Extends the heartbeat of active jobs by their `heartbeatSeconds` from now (not their lease); a
-   * `{ id, retryCount }` ref touches only that attempt. `ids` names the jobs still active.
-   */
-  touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
-    return this.units.jobs.touch(name, ids);
-  }
-
-  /** Cancels jobs that have not finished; a running handler's result is then discarded. */
-  cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.cancel(name, ids);
-  }
-
-  /** Brings cancelled jobs back to the queue. */
-  resume(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.resume(name, ids);
-  }
-
-  /**
-   * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
-   * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
-   */
-  retry(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.retry(name, ids);
-  }
-
-  /**
-   * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
-   * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
-   * how many move (default 1000). Returns the new jobs' ids.
-   */
-  redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
-    return this.units.jobs.redrive(name, options);
-  }
-
-  /** Deletes jobs in any state. */
-  deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.deleteJob(name, ids);
-  }
-
-  /** The job with id `id` in queue `name`, in any state, with its metadata; null when there is none. */
-  getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    return this.units.jobs.getJobById<T>(name, id);
-  }
-
-  /** A page of queue `name`'s jobs, newest first, filtered by state and key; `next` is the cursor of the next page. */
-  findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
-    return this.units.finder.findJobs<T>(name, options);
   }
 
   /** Starts a worker loop for `name` that calls `handler` for each job (each claim's jobs, with `batch`); returns its id. */

@@ -22,6 +22,7 @@ import { findJobs } from './0010_find_jobs.js';
 import { retryBudget } from './0011_retry_budget.js';
 import { dashboard } from './0012_dashboard.js';
 import { traceContext } from './0013_trace_context.js';
+import { subscriptions } from './0014_subscriptions.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   retryBudget,
   dashboard,
   traceContext,
+  subscriptions,
 ];
