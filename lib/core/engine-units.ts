@@ -6,6 +6,7 @@ import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
 import { JobControl } from './job-control.js';
 import { JobFinder } from './job-finder.js';
+import { PubSub } from './pub-sub.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
 import type { EngineEvents } from './events.js';
@@ -30,6 +31,7 @@ export interface EngineUnits {
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
+  readonly pubSub: PubSub;
 }
 
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
@@ -54,5 +56,6 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     registry,
     cluster,
     schedules: new Schedules(runtime, () => scheduler.nudge()),
+    pubSub: new PubSub(runtime),
   };
 }
