@@ -4,6 +4,7 @@ import { BulkDelete } from './bulk-delete.js';
 import { ClusterRegistry } from './cluster-registry.js';
 import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
+import { JobDependencies } from './dependencies.js';
 import { JobControl } from './job-control.js';
 import { JobFinder } from './job-finder.js';
 import { PubSub } from './pub-sub.js';
@@ -32,6 +33,7 @@ export interface EngineUnits {
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
   readonly pubSub: PubSub;
+  readonly dependencies: JobDependencies;
 }
 
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
@@ -57,5 +59,6 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     cluster,
     schedules: new Schedules(runtime, () => scheduler.nudge()),
     pubSub: new PubSub(runtime),
+    dependencies: new JobDependencies(runtime),
   };
 }

@@ -1,6 +1,7 @@
 // The calls on jobs named by id or by queue, half of the engine's public face (PgQueue extends it, and it extends
 // SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read, and the bulk deletes.
 // Each is one delegation to the unit that owns it.
+import type { JobDetails } from './dependencies.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
@@ -64,9 +65,22 @@ export abstract class JobCalls extends SendingCalls {
     return this.units.jobs.deleteJob(name, ids);
   }
 
-  /** The job with id `id` in queue `name`, in any state, with its metadata; null when there is none. */
-  getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    return this.units.jobs.getJobById<T>(name, id);
+  /**
+   * The job with id `id` in queue `name`, in any state, with its metadata and its place among other jobs (policy,
+   * group, throttle slot, `blocked`, `blocking`); null when there is none.
+   */
+  getJobById<T = unknown>(name: string, id: string): Promise<JobDetails<T> | null> {
+    return this.units.dependencies.getJobById<T>(name, id);
+  }
+
+  /** The jobs a flow made job `id` of queue `name` wait for (its parents, in any state); null when there is no such job. */
+  getDependencies<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependencies<T>(name, id);
+  }
+
+  /** The jobs a flow made wait for job `id` of queue `name` (its children, in any state); null when there is no such job. */
+  getDependents<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependents<T>(name, id);
   }
 
   /**
