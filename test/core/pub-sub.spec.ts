@@ -42,6 +42,37 @@ describe('subscribe and unsubscribe', () => {
     expect(await f.sql('SELECT 1 FROM $schema.subscriptions WHERE event = $1', [event])).toEqual([]);
   });
 
+  it('a subscribe that meets a deletion of its queue committing meanwhile throws QueueNotFoundError', async () => {
+    const event = fresh('race');
+    const queue = `${event}.q`;
+    await q.createQueue(queue);
+    const deleter = await f.pool.connect();
+    try {
+      // the queue's row stays visible to the subscribe's read, but its foreign key check waits for this lock
+      await deleter.query('BEGIN');
+      await deleter.query(`DELETE FROM "${f.schema}".queues WHERE name = $1`, [queue]);
+      const subscribing = q.subscribe(event, queue).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      await until(
+        async () =>
+          (
+            await f.sql(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO%subscriptions%' AND query LIKE $1`,
+              [`%"${f.schema}"%`],
+            )
+          ).length > 0,
+        'the subscribe waits for the deleting transaction',
+      );
+      await deleter.query('COMMIT');
+      expect(await subscribing).toBeInstanceOf(QueueNotFoundError);
+    } finally {
+      deleter.release();
+    }
+    expect(await f.sql('SELECT 1 FROM $schema.subscriptions WHERE event = $1', [event])).toEqual([]);
+  });
+
   it('bad event and queue names get InvalidOptionError naming the field', async () => {
     for (const call of [
       () => q.subscribe('has space', 'x'),
