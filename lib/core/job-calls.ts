@@ -1,6 +1,6 @@
 // The calls on jobs named by id or by queue, half of the engine's public face (PgQueue extends it, and it extends
-// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read, and the bulk deletes.
-// Each is one delegation to the unit that owns it.
+// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read (with a flow's links), the
+// bulk deletes, and publish/subscribe. Each is one delegation to the unit that owns it.
 import type { JobDetails } from './dependencies.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
