@@ -11,6 +11,8 @@ export type { MaintenanceResult } from './core/maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './core/health.js';
 export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './core/events.js';
 export type { MonitorResult, MonitoredQueue } from './core/monitor.js';
+export type { PublishedJob } from './core/pub-sub.js';
+export type { JobDetails } from './core/dependencies.js';
 export { QueueModule, type QueueModuleAsyncOptions, type QueueOptionsFactory } from './nest/queue.module.js';
 export type { QueueFeatureEntry } from './nest/queue-feature.js';
 export { QueueService } from './nest/queue.service.js';

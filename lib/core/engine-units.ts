@@ -4,8 +4,10 @@ import { BulkDelete } from './bulk-delete.js';
 import { ClusterRegistry } from './cluster-registry.js';
 import { Fetcher } from './fetcher.js';
 import { Flows } from './flows.js';
+import { JobDependencies } from './dependencies.js';
 import { JobControl } from './job-control.js';
 import { JobFinder } from './job-finder.js';
+import { PubSub } from './pub-sub.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
 import type { EngineEvents } from './events.js';
@@ -30,6 +32,8 @@ export interface EngineUnits {
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
+  readonly pubSub: PubSub;
+  readonly dependencies: JobDependencies;
 }
 
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
@@ -54,5 +58,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     registry,
     cluster,
     schedules: new Schedules(runtime, () => scheduler.nudge()),
+    pubSub: new PubSub(runtime),
+    dependencies: new JobDependencies(runtime),
   };
 }

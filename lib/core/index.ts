@@ -10,3 +10,5 @@ export type { MaintenanceResult } from './maintenance.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './health.js';
 export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './events.js';
 export type { MonitorResult, MonitoredQueue } from './monitor.js';
+export type { PublishedJob } from './pub-sub.js';
+export type { JobDetails } from './dependencies.js';

@@ -1,11 +1,13 @@
 // The calls on jobs named by id or by queue, half of the engine's public face (PgQueue extends it, and it extends
-// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read, and the bulk deletes.
-// Each is one delegation to the unit that owns it.
+// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read (with a flow's links), the
+// bulk deletes, and publish/subscribe. Each is one delegation to the unit that owns it.
+import type { JobDetails } from './dependencies.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
 import { SendingCalls } from './sending-calls.js';
-import type { Job, JobRef, JobWithMetadata } from './types.js';
+import type { PublishedJob } from './pub-sub.js';
+import type { Job, JobRef, JobWithMetadata, SendOptions } from './types.js';
 
 export abstract class JobCalls extends SendingCalls {
   /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
@@ -63,9 +65,41 @@ export abstract class JobCalls extends SendingCalls {
     return this.units.jobs.deleteJob(name, ids);
   }
 
-  /** The job with id `id` in queue `name`, in any state, with its metadata; null when there is none. */
-  getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    return this.units.jobs.getJobById<T>(name, id);
+  /**
+   * The job with id `id` in queue `name`, in any state, with its metadata and its place among other jobs (policy,
+   * group, throttle slot, `blocked`, `blocking`); null when there is none.
+   */
+  getJobById<T = unknown>(name: string, id: string): Promise<JobDetails<T> | null> {
+    return this.units.dependencies.getJobById<T>(name, id);
+  }
+
+  /** The jobs a flow made job `id` of queue `name` wait for (its parents, in any state); null when there is no such job. */
+  getDependencies<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependencies<T>(name, id);
+  }
+
+  /** The jobs a flow made wait for job `id` of queue `name` (its children, in any state); null when there is no such job. */
+  getDependents<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependents<T>(name, id);
+  }
+
+  /**
+   * Makes one job of `data` in every queue subscribed to `event`, in one statement (all or none; in the caller's
+   * transaction with `options.db`), each under its own queue's settings and policy. Returns the jobs made, by queue
+   * name: none when no queue subscribes, and none for a queue whose policy or dedupe key refused its job.
+   */
+  publish(event: string, data?: unknown, options?: SendOptions): Promise<PublishedJob[]> {
+    return this.units.pubSub.publish(event, data, options);
+  }
+
+  /** Subscribes queue `queue` (which must exist) to `event`; true when new, false when it was subscribed already. */
+  subscribe(event: string, queue: string): Promise<boolean> {
+    return this.units.pubSub.subscribe(event, queue);
+  }
+
+  /** Ends the subscription of queue `queue` to `event`; true when there was one. */
+  unsubscribe(event: string, queue: string): Promise<boolean> {
+    return this.units.pubSub.unsubscribe(event, queue);
   }
 
   /** A page of queue `name`'s jobs, newest first, filtered by state and key; `next` is the cursor of the next page. */

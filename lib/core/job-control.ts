@@ -1,15 +1,15 @@
 // Job control: what a caller does to jobs it names by id. Complete, fail and touch by hand (fenced on retryCount
-// when the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, delete, and read a job. Each
-// change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
+// when the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, and delete (getJobById reads
+// a job: dependencies.ts). Each change runs on the table that holds the queue's jobs (QueueRouter), the statement
+// without a flow's work first.
 import type { Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError } from './errors.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { QueueRouter } from './queue-router.js';
-import { toJobWithMetadata, type JobRow } from './rows.js';
 import { completeArgs, completeLeafArgs, failArgs, touchArgs, type Statements } from './sql/index.js';
 import type { SettleTarget } from './sql/settle.js';
-import type { JobRef, JobWithMetadata } from './types.js';
+import type { JobRef } from './types.js';
 import { int, queueName, record, toJson } from './validate.js';
 import { describeFailure, holdsJobsBack } from './worker.js';
 
@@ -244,19 +244,6 @@ export class JobControl {
     if (rows.length === 0) return;
     const channel = await this.wakeChannel(exec, name).catch(() => null);
     if (channel) await exec.query(this.ctx.router.onJobs.wakeQueue, [channel, name]).catch(() => undefined);
-  }
-
-  async getJobById<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T> | null> {
-    queueName('name', name);
-    const [ref] = parseRefs(id);
-    const exec = await this.ctx.db();
-    const [row] = await this.ctx.router.onQueue(
-      exec,
-      name,
-      (st) => exec.query<JobRow>(st.getJobById, [name, ref!.id]),
-      (rows) => rows.length === 0,
-    );
-    return row ? toJobWithMetadata<T>(row) : null;
   }
 }
 

@@ -130,7 +130,7 @@ export class QueueRouter {
 /**
  * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
  * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid), the
- * inserts (no scan of jobs), and a loop's read of its next due time (index probes only; planning it was most of
+ * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), and a loop's read of its next due time (index probes only; planning it was most of
  * its time: bench/design/next-due.mjs). A test plans each claim on an empty table, grows the table, and checks
  * what a run reads.
  */
@@ -143,6 +143,7 @@ function planOnce(st: Statements): ReadonlySet<string> {
     st.insertJobsUnchecked,
     st.insertJobsKeyed,
     st.insertJobsKeyedUnchecked,
+    st.publishJobs,
     st.nextDue,
   ]);
 }

@@ -65,7 +65,7 @@ describe('dedicated partitions', () => {
         ['cancelLeafJobs', `${q1}, ${ids}`],
         ['resumeJobs', `${q1}, ${ids}, 'c'`],
         ['deleteJobs', `${q1}, ${ids}`],
-        ['getJobById', `${q1}, ${job!.id}`],
+        ['getJobDetails', `${q1}, ${job!.id}`],
       ];
       for (const [name, args] of runs) {
         await exec.query(`PREPARE home_plan AS ${statements[name]}`);

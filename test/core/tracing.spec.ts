@@ -112,6 +112,22 @@ describe('tracing', () => {
       expect(calls.reduce((n, s) => n + ((s.attributes['messaging.batch.message_count'] as number | undefined) ?? 1), 0)).toBe(3);
     });
 
+    it('gives a publish one span, named for its event, whose context every job it made stores', async () => {
+      const q = f.create({ supervise: false });
+      await q.createQueue('tr.pub.plain');
+      await q.createQueue('tr.pub.part', { partition: true });
+      await q.subscribe('tr.event', 'tr.pub.plain');
+      await q.subscribe('tr.event', 'tr.pub.part');
+      const made = await q.publish('tr.event', {});
+      expect(made).toHaveLength(2);
+      const [send] = spans('send tr.event');
+      expect(send!.attributes).toMatchObject({ 'messaging.destination.name': 'tr.event' });
+      for (const { id } of made) {
+        const stored = JSON.parse((await storedContext(id))!) as { traceparent: string };
+        expect(stored.traceparent).toContain(send!.spanContext().spanId);
+      }
+    });
+
     it('carries the trace context into a dead-letter copy', async () => {
       const q = f.create({ supervise: false, logJobFailures: false });
       await q.createQueue('tr.dlq');

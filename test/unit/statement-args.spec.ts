@@ -60,6 +60,8 @@ describe('statement arguments', () => {
     ['insertJobsUnchecked', insertArgs('q', '[null]', () => null, [0], null)],
     ['insertJobsKeyed', insertArgs('q', '[null]', () => null, [0], null)],
     ['insertJobsKeyedUnchecked', insertArgs('q', '[null]', () => null, [0], null)],
+    // publish binds insertJobs' arguments, the event in place of the queue (pub-sub.ts)
+    ['publishJobs', insertArgs('event', '[null]', () => null, [0], null)],
     ['createQueue', createQueueArgs('q', settings)],
   ] as const)('%s gets as many arguments as it numbers', (name, args) => {
     expect(args).toHaveLength(highest(st[name]));

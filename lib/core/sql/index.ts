@@ -10,6 +10,8 @@ import * as lease from './lease.js';
 import * as limits from './limits.js';
 import * as maintenance from './maintenance.js';
 import * as monitor from './monitor.js';
+import * as pubSub from './pub-sub.js';
+import * as dependencies from './dependencies.js';
 import * as queues from './queues.js';
 import * as retention from './retention.js';
 import * as schedules from './schedules.js';
@@ -36,6 +38,8 @@ const builders = {
   ...dashboard,
   ...jobView,
   ...bulkDelete,
+  ...pubSub,
+  ...dependencies,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */
