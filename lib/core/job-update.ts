@@ -106,8 +106,9 @@ export class JobUpdate {
       await exec.query(this.rt.statements.lockUpsertKey, [name, p.key]);
       const changed = await this.change(exec, name, p, values);
       if (changed.updated > 0) return { ...changed, inserted: 0 };
-      const id = await this.sender.send(call.name, call.data, { ...p.sendOptions, db });
-      return id === null ? { jobs: [], updated: 0, inserted: 0 } : { jobs: [id], updated: 0, inserted: 1 };
+      // enqueue, not send: a dedupeKey held by another job answers the holder's id, which this call did not insert
+      const sent = await this.sender.enqueue(call.name, call.data, { ...p.sendOptions, db });
+      return sent.id === null || sent.deduped ? { jobs: [], updated: 0, inserted: 0 } : { jobs: [sent.id], updated: 0, inserted: 1 };
     };
     if (p.db) {
       await this.rt.start();

@@ -377,6 +377,18 @@ describe('upsert', () => {
     expect(await q.upsert(single, { v: 2 }, { singletonKey: 'k' })).toMatchObject({ updated: 1, inserted: 0 });
   });
 
+  it('nothing is inserted when the queue refuses the job, or another job holds its dedupeKey', async () => {
+    await q.createQueue(`${name}.short`, { policy: 'short' });
+    const short = `${name}.short`;
+    await q.send(short, {}, { singletonKey: 'k', startAfter: 600 });
+    // short: one created job per key, which upsert updates rather than sending a second that the policy would refuse
+    expect(await q.upsert(short, { v: 1 }, { singletonKey: 'k' })).toMatchObject({ updated: 1, inserted: 0 });
+    const holder = await send({}, { singletonKey: 'other', dedupeKey: 'd' });
+    expect(await q.upsert(name, { v: 1 }, { singletonKey: 'k', dedupeKey: 'd' })).toEqual({ jobs: [], updated: 0, inserted: 0 });
+    expect(await f.sql("SELECT 1 FROM $schema.jobs WHERE queue = $1 AND singleton_key = 'k'", [name])).toHaveLength(0);
+    expect((await stored(holder)).data).toEqual({});
+  });
+
   it('concurrent upserts of one key make one job: one inserts, the others update it', async () => {
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => q.upsert(name, { i }, { singletonKey: 'race' })));
     expect(results.reduce((s, r) => s + r.inserted, 0)).toBe(1);
