@@ -16,7 +16,7 @@ import { noUnknownKeys, oneOf, optKey, queueName, record, toJson } from './valid
 export type UpdateMatch = 'newest' | 'oldest' | 'all';
 
 /** The options of update(): which jobs (`id` or `singletonKey`, with `match`), and the send options to change. */
-export interface UpdateOptions extends Omit<SendOptions, 'singletonKey' | 'dedupeKey' | 'group'> {
+export interface UpdateOptions extends Omit<SendOptions, 'singletonKey' | 'dedupeKey'> {
   /** The job's id. Give this or `singletonKey`. */
   id?: string;
   /** The waiting jobs of this key. Give this or `id`. */
@@ -53,10 +53,10 @@ export interface UpdateSpec<T = unknown, O = UpdateOptions> {
 /** The options that name the jobs, not a change. */
 const TARGET_KEYS = new Set(['id', 'singletonKey', 'match', 'db']);
 
-/** The options a waiting job's update may change: what send() takes but for the keys a stored job keeps. */
-const CHANGE_KEYS = ['priority', 'startAfter', 'deadLetter', ...jobDefaultKeys()];
+/** The options a waiting job's update may change: what send() takes but the keys a stored job keeps. */
+const CHANGE_KEYS = ['priority', 'startAfter', 'deadLetter', 'group', ...jobDefaultKeys()];
 const UPDATE_KEYS = new Set([...TARGET_KEYS, ...CHANGE_KEYS]);
-const UPSERT_KEYS = new Set([...UPDATE_KEYS, 'dedupeKey', 'group']);
+const UPSERT_KEYS = new Set([...UPDATE_KEYS, 'dedupeKey']);
 
 /** A job id as the engine gives it: a positive bigint, in decimal. */
 const JOB_ID = /^[1-9]\d{0,18}$/;
@@ -196,12 +196,10 @@ function parse(options: unknown, upsert: boolean): ParsedUpdate {
   }
   const match = o.match === undefined ? 'newest' : oneOf('options.match', o.match, ['newest', 'oldest', 'all'] as const);
   if (o.data !== undefined) throw new InvalidOptionError('options.data', 'left out: the payload is the data argument', o.data);
-  // Fields a stored job keeps: its keys place it under the queue's policy and unique indexes. upsert sends them
-  // with a job it inserts; a job it updates keeps its own, as it keeps its singletonKey.
-  if (!upsert) {
-    for (const field of ['dedupeKey', 'group'] as const) {
-      if (o[field] !== undefined) throw new InvalidOptionError(`options.${field}`, `left out: a stored job keeps its ${field}`, o[field]);
-    }
+  // A stored job keeps its dedupeKey: it places the job under a unique index. upsert sends it with a job it
+  // inserts; a job it updates keeps its own, as it keeps its singletonKey.
+  if (!upsert && o.dedupeKey !== undefined) {
+    throw new InvalidOptionError('options.dedupeKey', 'left out: a stored job keeps its dedupeKey', o.dedupeKey);
   }
   noUnknownKeys('options', o, upsert ? UPSERT_KEYS : UPDATE_KEYS);
   const changes: Record<string, unknown> = {};
@@ -209,7 +207,7 @@ function parse(options: unknown, upsert: boolean): ParsedUpdate {
   for (const [k, v] of Object.entries(o)) {
     if (v === undefined || k === 'match' || k === 'id') continue;
     if (k !== 'db') sendOptions[k] = v;
-    if (!TARGET_KEYS.has(k) && k !== 'dedupeKey' && k !== 'group') changes[k] = v;
+    if (!TARGET_KEYS.has(k) && k !== 'dedupeKey') changes[k] = v;
   }
   // the same checks as send(), on the whole of the options (unknown keys included), and the fields to change
   parseSendOptions(sendOptions);

@@ -3,7 +3,7 @@ import { defineJob } from '../../lib/core/job-definition.js';
 import { testPool, until } from '../helpers/db.js';
 import { engineStatements, queueFixture } from '../helpers/queue.js';
 import { claimArgs } from '../../lib/core/sql/index.js';
-import { untilAsleep, asleepSessions } from '../helpers/wake.js';
+import { asleepSessions, listen, untilAsleep } from '../helpers/wake.js';
 
 const f = queueFixture('update');
 const q = f.create({ supervise: false });
@@ -61,6 +61,38 @@ describe('update', () => {
     expect(after).toMatchObject({ data: { v: 2 }, retry_delay: 9, dead_letter: 'dlq', priority: 3, retry_limit: 4 });
     expect(after.start_in).toBeCloseTo(before.start_in!, 0);
     expect(after.expire_seconds).toBe(before.expire_seconds);
+  });
+
+  it('a group changes as a whole; null clears it', async () => {
+    const id = await send({}, { group: { id: 'a', tier: 'gold' } });
+    const group = async () =>
+      (
+        await f.sql<{ group_id: string | null; group_tier: string | null }>('SELECT group_id, group_tier FROM $schema.jobs WHERE id = $1', [
+          id,
+        ])
+      )[0];
+    await q.update(name, undefined, { id, group: { id: 'b' } });
+    expect(await group()).toEqual({ group_id: 'b', group_tier: null });
+    await q.update(name, undefined, { id, priority: 1 });
+    expect(await group()).toEqual({ group_id: 'b', group_tier: null });
+    await q.update(name, undefined, { id, group: null } as never);
+    expect(await group()).toEqual({ group_id: null, group_tier: null });
+  });
+
+  it('a queue made with notify: false is not woken', async () => {
+    await q.createQueue(`${name}.quiet`, { notify: false });
+    const quiet = `${name}.quiet`;
+    const id = (await q.send(quiet, {}, { startAfter: 3600 }))!;
+    const heard = await listen(q.config.channel);
+    try {
+      await q.update(quiet, undefined, { id, startAfter: 0 });
+      await q.update(name, undefined, { id: await send({}, { startAfter: 3600 }), startAfter: 0 });
+      // the NOTIFY for the second queue comes after any for the first: once it is heard, the first's would have been
+      await until(() => heard.heard.includes(name), 'the wake-up of the queue that notifies');
+      expect(heard.heard).not.toContain(quiet);
+    } finally {
+      await heard.stop();
+    }
   });
 
   it('data undefined keeps the payload; null clears it', async () => {
@@ -318,7 +350,11 @@ describe('update: bad input is refused with a typed error naming the field, the 
     ['an unknown match', { singletonKey: 'k', match: 'first' }, /^options\.match must be one of "newest", "oldest", "all", got "first"/],
     ['match with an id', { id: '1', match: 'all' }, /^options\.match must be left out with options\.id/],
     ['a dedupeKey', { id: '1', dedupeKey: 'd' }, /^options\.dedupeKey must be left out: a stored job keeps its dedupeKey, got "d"/],
-    ['a group', { id: '1', group: { id: 'g' } }, /^options\.group must be left out: a stored job keeps its group/],
+    [
+      'a group without an id',
+      { id: '1', group: { tier: 't' } },
+      /^options\.group\.id must be a string of 1 to 255 characters, got undefined/,
+    ],
     ['data in the options', { id: '1', data: {} }, /^options\.data must be left out: the payload is the data argument/],
     ['an unknown option', { id: '1', throttle: 5 }, /^options\.throttle must be one of the known options/],
     ['a priority out of range', { id: '1', priority: 1.5 }, /^options\.priority must be an integer >= -2147483648, got 1\.5/],

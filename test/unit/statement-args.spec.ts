@@ -97,6 +97,8 @@ describe('statement arguments', () => {
       deleteAfterSeconds: 8,
       retentionSeconds: 9,
       deadLetter: 'dlq',
+      groupId: 'g',
+      groupTier: 't',
     };
     expect(updateArgs('q', '10', 'ch', ['priority'], values)).toEqual([
       'q',
@@ -116,6 +118,8 @@ describe('statement arguments', () => {
       8,
       9,
       'dlq',
+      'g',
+      't',
     ]);
     // each value's $n sits in the SET of the column it names
     const text = st.updateJobById;
@@ -128,6 +132,8 @@ describe('statement arguments', () => {
       ['heartbeat_seconds', 14],
       ['delete_after_seconds', 15],
       ['dead_letter', 17],
+      ['group_id', 18],
+      ['group_tier', 19],
     ] as const) {
       expect(text).toMatch(new RegExp(`\\n    ${column} = CASE WHEN [^\\n]*\\$${n}::`));
     }

@@ -15,13 +15,15 @@ import { WAKE_PAYLOAD } from './fragments.js';
  * changes and its rows come back with `blocked` true.
  *
  * key_strict_fifo marks (fifo_wait) are kept by the triggers of migration 2, which see a start moved later or
- * earlier as they see any other update. A job moved to run sooner wakes the queue's workers as resume does: one
- * NOTIFY for the jobs that may run now, one naming the delay of the earliest that waits.
+ * earlier as they see any other update. A job moved to run sooner wakes the queue's workers as resume does (unless
+ * the queue was made with notify: false, as for its inserts): one NOTIFY for the jobs that may run now, one naming
+ * the delay of the earliest that waits. A group (id, tier) changes as one field: a job's group only counts once
+ * it is active, so a waiting job may change it.
  *
  * $1 queue, $2 id bigint (by id) or singleton key text (by key), $3 channel, $4 the fields given text[],
  * $5 data jsonb (JSON null: no data), $6 priority, $7 start_at timestamptz, $8 start_in int (seconds from now),
  * $9 retry_limit, $10 retry_delay, $11 retry_backoff, $12 retry_delay_max, $13 expire_seconds, $14 heartbeat_seconds,
- * $15 delete_after_seconds, $16 retention_seconds, $17 dead_letter
+ * $15 delete_after_seconds, $16 retention_seconds, $17 dead_letter, $18 group id, $19 group tier
  */
 /** Row \`j\`'s start after the update: as send() computes it when startAfter is given. */
 const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
@@ -50,7 +52,9 @@ WITH target AS (
     expire_seconds = CASE WHEN 'expireInSeconds' = ANY ($4::text[]) THEN $13::int ELSE j.expire_seconds END,
     heartbeat_seconds = CASE WHEN 'heartbeatSeconds' = ANY ($4::text[]) THEN coalesce($14::int, q.heartbeat_seconds) ELSE j.heartbeat_seconds END,
     delete_after_seconds = CASE WHEN 'deleteAfterSeconds' = ANY ($4::text[]) THEN $15::int ELSE j.delete_after_seconds END,
-    dead_letter = CASE WHEN 'deadLetter' = ANY ($4::text[]) THEN $17::text ELSE j.dead_letter END
+    dead_letter = CASE WHEN 'deadLetter' = ANY ($4::text[]) THEN $17::text ELSE j.dead_letter END,
+    group_id = CASE WHEN 'group' = ANY ($4::text[]) THEN $18::text ELSE j.group_id END,
+    group_tier = CASE WHEN 'group' = ANY ($4::text[]) THEN $19::text ELSE j.group_tier END
   FROM target x
   CROSS JOIN verdict v
   CROSS JOIN (SELECT q.retry_delay_max, q.heartbeat_seconds FROM ${s}.queues q WHERE q.name = $1) q
@@ -58,7 +62,9 @@ WITH target AS (
   RETURNING j.id, j.start_after
 ), woke AS (
   SELECT pg_notify($3, ${WAKE_PAYLOAD('$1', 'min(c.start_after)')})::text AS notified
-  FROM changed c WHERE 'startAfter' = ANY ($4::text[]) AND c.start_after < 'infinity' GROUP BY c.start_after > now()
+  FROM changed c WHERE 'startAfter' = ANY ($4::text[]) AND c.start_after < 'infinity'
+    AND (SELECT q.notify FROM ${s}.queues q WHERE q.name = $1)
+  GROUP BY c.start_after > now()
 )
 SELECT c.id::text, false AS blocked, (SELECT min(w.notified) FROM woke w) AS notified FROM changed c
 UNION ALL
@@ -99,9 +105,11 @@ export interface UpdateValues {
   deleteAfterSeconds?: number;
   retentionSeconds?: number;
   deadLetter?: string;
+  groupId?: string;
+  groupTier?: string;
 }
 
-/** The arguments of the update statements ($1-$17). `given`: the SendOptions names of the fields to change. */
+/** The arguments of the update statements ($1-$19). `given`: the SendOptions names of the fields to change. */
 export function updateArgs(queue: string, target: string, channel: string, given: readonly string[], v: UpdateValues): unknown[] {
   return [
     queue,
@@ -121,5 +129,7 @@ export function updateArgs(queue: string, target: string, channel: string, given
     v.deleteAfterSeconds ?? null,
     v.retentionSeconds ?? null,
     v.deadLetter ?? null,
+    v.groupId ?? null,
+    v.groupTier ?? null,
   ];
 }
