@@ -205,6 +205,38 @@ describe('update', () => {
     }
   });
 
+  it("newest, waiting on the claim of the key's newest job, changes the next newest that still waits", async () => {
+    const older = await send({ v: 1 }, { singletonKey: 'k' });
+    const newest = await send({ v: 1 }, { singletonKey: 'k', priority: 1 });
+    const pool = testPool(1);
+    const claim = await pool.connect();
+    try {
+      await claim.query('BEGIN');
+      const st = await engineStatements(q, name);
+      const request = { queue: name, limit: 1, workerId: 'held-claim', minPriority: null, maxPriority: null, asyncCommit: false };
+      const claimed = await claim.query<{ id: string }>(st.claimJobs, claimArgs(request));
+      expect(claimed.rows.map((r) => String(r.id))).toEqual([newest]);
+      const update = q.update(name, { v: 2 }, { singletonKey: 'k' });
+      await until(
+        async () =>
+          (
+            await f.sql(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH target AS%' AND query LIKE $1`,
+              [`%"${f.schema}"%`],
+            )
+          ).length > 0,
+        'the update waits on the row lock',
+      );
+      await claim.query('COMMIT');
+      expect(await update).toEqual({ jobs: [older], updated: 1 });
+      expect((await stored(newest)).data).toEqual({ v: 1 });
+      expect((await stored(older)).data).toEqual({ v: 2 });
+    } finally {
+      claim.release();
+      await pool.end();
+    }
+  });
+
   it('racing claims: a job is changed before its claim (and claimed changed) or not at all', async () => {
     const n = 40;
     const ids = await q.insert(
