@@ -62,7 +62,8 @@ const UPSERT_KEYS = new Set([...UPDATE_KEYS, 'dedupeKey']);
 const JOB_ID = /^[1-9]\d{0,18}$/;
 const MAX_ID = 9_223_372_036_854_775_807n;
 
-interface ParsedUpdate {
+/** update()/upsert() options after validation. */
+export interface ParsedUpdate {
   id?: string;
   key?: string;
   match: UpdateMatch;
@@ -85,7 +86,7 @@ export class JobUpdate {
     const call = spec('update', job, payload, options);
     const name = jobNameOf(call.name);
     queueName('name', name);
-    const p = parse(call.options, false);
+    const p = parseUpdateOptions(call.options, false);
     const values = this.withData(call.name, call.data, p);
     const exec = p.db ? (await this.rt.start(), callerExecutor(p.db)) : await this.rt.db();
     return this.change(exec, name, p, values);
@@ -100,7 +101,7 @@ export class JobUpdate {
     const call = spec('upsert', job, payload, options);
     const name = jobNameOf(call.name);
     queueName('name', name);
-    const p = parse(call.options, true);
+    const p = parseUpdateOptions(call.options, true);
     const values = this.withData(call.name, call.data, p);
     const run = async (exec: Executor, db: TransactionLike): Promise<UpsertResult> => {
       await exec.query(this.rt.statements.lockUpsertKey, [name, p.key]);
@@ -174,7 +175,7 @@ function spec<T, O>(call: string, job: JobName<T> | UpdateSpec<T, O>, data: T | 
 }
 
 /** Validates update/upsert options: the target, then the changes as send() validates them. */
-function parse(options: unknown, upsert: boolean): ParsedUpdate {
+export function parseUpdateOptions(options: unknown, upsert: boolean): ParsedUpdate {
   const o = record('options', options);
   const key = optKey('options.singletonKey', o.singletonKey);
   const id = o.id === undefined ? undefined : jobId(o.id);
