@@ -1,5 +1,9 @@
 import { WAKE_PAYLOAD } from './fragments.js';
 
+/** Row \`j\`'s start after the update: as send() computes it when startAfter is given. */
+const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
+      THEN coalesce($7::timestamptz, now() + coalesce($8::int, 0) * interval '1 second') ELSE j.start_after END`;
+
 /**
  * update()/upsert(): changes the payload and options of waiting jobs (created, retry) of queue $1, in one
  * statement. The jobs are found and locked first (FOR NO KEY UPDATE, waiting on a row another transaction holds):
@@ -15,9 +19,9 @@ import { WAKE_PAYLOAD } from './fragments.js';
  * changes and its rows come back with `blocked` true.
  *
  * key_strict_fifo marks (fifo_wait) are kept by the triggers of migration 2, which see a start moved later or
- * earlier as they see any other update. A job moved to run sooner wakes the queue's workers as resume does (unless
+ * earlier as they see any other update. A change of startAfter wakes the queue's workers as resume does (unless
  * the queue was made with notify: false, as for its inserts): one NOTIFY for the jobs that may run now, one naming
- * the delay of the earliest that waits. A group (id, tier) changes as one field: a job's group only counts once
+ * the delay of the earliest that waits (a sleeping worker then sets its timer by it). A group (id, tier) changes as one field: a job's group only counts once
  * it is active, so a waiting job may change it.
  *
  * $1 queue, $2 id bigint (by id) or singleton key text (by key), $3 channel, $4 the fields given text[],
@@ -25,9 +29,6 @@ import { WAKE_PAYLOAD } from './fragments.js';
  * $9 retry_limit, $10 retry_delay, $11 retry_backoff, $12 retry_delay_max, $13 expire_seconds, $14 heartbeat_seconds,
  * $15 delete_after_seconds, $16 retention_seconds, $17 dead_letter, $18 group id, $19 group tier
  */
-/** Row \`j\`'s start after the update: as send() computes it when startAfter is given. */
-const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
-      THEN coalesce($7::timestamptz, now() + coalesce($8::int, 0) * interval '1 second') ELSE j.start_after END`;
 
 const updateStatement = (s: string, t: string, find: string) => `
 WITH target AS (
