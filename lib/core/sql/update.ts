@@ -1,6 +1,6 @@
 import { WAKE_PAYLOAD } from './fragments.js';
 
-/** Row \`j\`'s start after the update: as send() computes it when startAfter is given. */
+/** Row j's start after the update: as send() computes it when startAfter is given. */
 const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
       THEN coalesce($7::timestamptz, now() + coalesce($8::int, 0) * interval '1 second') ELSE j.start_after END`;
 
