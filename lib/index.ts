@@ -8,6 +8,7 @@ export { QUEUE_DEFAULTS } from './core/options.js';
 export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './core/job-definition.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './core/bins.js';
 export type { MaintenanceResult } from './core/maintenance.js';
+export type { UpdateMatch, UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './core/job-update.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './core/health.js';
 export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './core/events.js';
 export type { MonitorResult, MonitoredQueue } from './core/monitor.js';

@@ -8,6 +8,7 @@ import { JobDependencies } from './dependencies.js';
 import { JobControl } from './job-control.js';
 import { JobFinder } from './job-finder.js';
 import { PubSub } from './pub-sub.js';
+import { JobUpdate } from './job-update.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
 import type { EngineEvents } from './events.js';
@@ -29,6 +30,7 @@ export interface EngineUnits {
   readonly fetcher: Fetcher;
   readonly jobs: JobControl;
   readonly finder: JobFinder;
+  readonly updates: JobUpdate;
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
@@ -55,6 +57,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     fetcher: new Fetcher(runtime),
     jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
     finder: new JobFinder(runtime),
+    updates: new JobUpdate(runtime, sender),
     registry,
     cluster,
     schedules: new Schedules(runtime, () => scheduler.nudge()),

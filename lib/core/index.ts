@@ -7,6 +7,7 @@ export { QUEUE_DEFAULTS } from './options.js';
 export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './job-definition.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './bins.js';
 export type { MaintenanceResult } from './maintenance.js';
+export type { UpdateMatch, UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './job-update.js';
 export type { HealthReport, HealthThresholds, QueueHealth } from './health.js';
 export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming } from './events.js';
 export type { MonitorResult, MonitoredQueue } from './monitor.js';

@@ -5,6 +5,8 @@ import type { JobDetails } from './dependencies.js';
 import type { ChangeResult } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
+import type { JobName } from './job-definition.js';
+import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './job-update.js';
 import { SendingCalls } from './sending-calls.js';
 import type { PublishedJob } from './pub-sub.js';
 import type { Job, JobRef, JobWithMetadata, SendOptions } from './types.js';
@@ -58,6 +60,27 @@ export abstract class JobCalls extends SendingCalls {
    */
   redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
     return this.units.jobs.redrive(name, options);
+  }
+
+  /**
+   * Changes the payload (`data`; undefined keeps it, null clears it) and the given send options of jobs that have
+   * not started (created, retry): the job `options.id`, or the waiting jobs of `options.singletonKey` (`match`:
+   * 'newest', the default, 'oldest' or 'all'). A job a worker has claimed is never changed. Returns the ids changed.
+   */
+  update<T = unknown>(spec: UpdateSpec<T>): Promise<UpdateResult>;
+  update<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: UpdateOptions): Promise<UpdateResult>;
+  update(name: JobName<unknown> | UpdateSpec, data?: unknown, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.units.updates.update(name, data, options);
+  }
+
+  /**
+   * update() by `options.singletonKey`; when no job of the key waits, sends the job as send() would. Upserts of one
+   * key run one after the other. Returns the ids changed or inserted.
+   */
+  upsert<T = unknown>(spec: UpdateSpec<T, UpsertOptions>): Promise<UpsertResult>;
+  upsert<T = unknown>(name: JobName<T>, data: NoInfer<T> | undefined, options: UpsertOptions): Promise<UpsertResult>;
+  upsert(name: JobName<unknown> | UpdateSpec<unknown, UpsertOptions>, data?: unknown, options?: UpsertOptions): Promise<UpsertResult> {
+    return this.units.updates.upsert(name, data, options);
   }
 
   /** Deletes jobs in any state. */

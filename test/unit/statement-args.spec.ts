@@ -12,6 +12,7 @@ import {
   insertArgs,
   releaseArgs,
   touchArgs,
+  updateArgs,
 } from '../../lib/core/sql/index.js';
 
 const st = buildStatements('"s"');
@@ -63,6 +64,10 @@ describe('statement arguments', () => {
     // publish binds insertJobs' arguments, the event in place of the queue (pub-sub.ts)
     ['publishJobs', insertArgs('event', '[null]', () => null, [0], null)],
     ['createQueue', createQueueArgs('q', settings)],
+    ['updateJobById', updateArgs('q', '1', 'ch', [], {})],
+    ['updateJobsByKey', updateArgs('q', 'k', 'ch', [], {})],
+    ['updateNewestByKey', updateArgs('q', 'k', 'ch', [], {})],
+    ['updateOldestByKey', updateArgs('q', 'k', 'ch', [], {})],
   ] as const)('%s gets as many arguments as it numbers', (name, args) => {
     expect(args).toHaveLength(highest(st[name]));
   });
@@ -76,6 +81,64 @@ describe('statement arguments', () => {
     expect(args[22]).toBe('{"traceparent":"t"}'); // $23 trace context
     expect(st.insertJobs).toContain('unnest($21::int[]), unnest($22::text[])');
     expect(st.insertJobs).toContain('fifo_wait, trace_context)');
+  });
+
+  it('puts each field of an update where the statement reads it', () => {
+    const at = new Date(0);
+    const values = {
+      data: '{"d":1}',
+      priority: 1,
+      startAt: at,
+      startIn: 2,
+      retryLimit: 3,
+      retryDelay: 4,
+      retryBackoff: true,
+      retryDelayMax: 5,
+      expireInSeconds: 6,
+      heartbeatSeconds: 7,
+      deleteAfterSeconds: 8,
+      retentionSeconds: 9,
+      deadLetter: 'dlq',
+      groupId: 'g',
+      groupTier: 't',
+    };
+    expect(updateArgs('q', '10', 'ch', ['priority'], values)).toEqual([
+      'q',
+      '10',
+      'ch',
+      ['priority'],
+      '{"d":1}',
+      1,
+      at,
+      2,
+      3,
+      4,
+      true,
+      5,
+      6,
+      7,
+      8,
+      9,
+      'dlq',
+      'g',
+      't',
+    ]);
+    // each value's $n sits in the SET of the column it names
+    const text = st.updateJobById;
+    for (const [column, n] of [
+      ['priority', 6],
+      ['retry_delay', 10],
+      ['retry_backoff', 11],
+      ['retry_delay_max', 12],
+      ['expire_seconds', 13],
+      ['heartbeat_seconds', 14],
+      ['delete_after_seconds', 15],
+      ['dead_letter', 17],
+      ['group_id', 18],
+      ['group_tier', 19],
+    ] as const) {
+      expect(text).toMatch(new RegExp(`\\n    ${column} = CASE WHEN [^\\n]*\\$${n}::`));
+    }
   });
 
   it('puts the ids and the fence of a touch where touchJobs reads them', () => {

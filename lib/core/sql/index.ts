@@ -17,6 +17,7 @@ import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import * as settle from './settle.js';
 import * as stats from './stats.js';
+import * as update from './update.js';
 import * as workers from './workers.js';
 
 const builders = {
@@ -40,6 +41,7 @@ const builders = {
   ...bulkDelete,
   ...pubSub,
   ...dependencies,
+  ...update,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */
@@ -53,6 +55,7 @@ export { completeArgs, completeLeafArgs, failArgs } from './settle.js';
 export { heartbeatArgs, releaseArgs, touchArgs } from './lease.js';
 export { insertArgs } from './enqueue.js';
 export { createQueueArgs } from './queues.js';
+export { updateArgs, type UpdateValues } from './update.js';
 
 /**
  * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that

@@ -1,0 +1,136 @@
+import { WAKE_PAYLOAD } from './fragments.js';
+
+/** Row j's start after the update: as send() computes it when startAfter is given. */
+const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
+      THEN coalesce($7::timestamptz, now() + coalesce($8::int, 0) * interval '1 second') ELSE j.start_after END`;
+
+/**
+ * update()/upsert(): changes the payload and options of waiting jobs (created, retry) of queue $1, in one
+ * statement. The jobs are found and locked first (FOR NO KEY UPDATE, waiting on a row another transaction holds):
+ * a claim that holds a row has made it active by the time this sees it again, and PostgreSQL re-checks the
+ * state on the row's newest version before locking it, so a job that started is never changed. With a limit of
+ * one (newest, oldest), the next waiting job of the key is taken instead of one that started meanwhile.
+ *
+ * Only the fields named in $4 change, each to what send() would have stored: a null retryDelayMax or
+ * heartbeatSeconds takes the queue's, `retryLimit` counts from the job's retry budget (retry_base, migration 11).
+ * start_after moves and keep_until moves with it (keep_until − start_after is a waiting job's retention, as the
+ * insert sets them), or is counted again from the start when retentionSeconds is given. A job waiting for its
+ * flow parents gets both set when they complete (RELEASE_CHILDREN), so a change of either is refused: nothing
+ * changes and its rows come back with `blocked` true.
+ *
+ * key_strict_fifo marks (fifo_wait) are kept by the triggers of migration 2, which see a start moved later or
+ * earlier as they see any other update. A change of startAfter wakes the queue's workers as resume does (unless
+ * the queue was made with notify: false, as for its inserts): one NOTIFY for the jobs that may run now, one naming
+ * the delay of the earliest that waits (a sleeping worker then sets its timer by it). A group (id, tier) changes as one field: a job's group only counts once
+ * it is active, so a waiting job may change it.
+ *
+ * $1 queue, $2 id bigint (by id) or singleton key text (by key), $3 channel, $4 the fields given text[],
+ * $5 data jsonb (JSON null: no data), $6 priority, $7 start_at timestamptz, $8 start_in int (seconds from now),
+ * $9 retry_limit, $10 retry_delay, $11 retry_backoff, $12 retry_delay_max, $13 expire_seconds, $14 heartbeat_seconds,
+ * $15 delete_after_seconds, $16 retention_seconds, $17 dead_letter, $18 group id, $19 group tier
+ */
+
+const updateStatement = (s: string, t: string, find: string) => `
+WITH target AS (
+  SELECT j.id, j.blocked_by FROM ${t} j
+  WHERE j.queue = $1 AND j.state IN ('created', 'retry') AND ${find}
+  FOR NO KEY UPDATE OF j
+), verdict AS (
+  SELECT NOT EXISTS (SELECT 1 FROM target x WHERE x.blocked_by > 0)
+    OR NOT ($4::text[] && ARRAY['startAfter', 'retentionSeconds']) AS ok
+), changed AS (
+  UPDATE ${t} j SET
+    data = CASE WHEN 'data' = ANY ($4::text[]) THEN nullif($5::jsonb, 'null'::jsonb) ELSE j.data END,
+    priority = CASE WHEN 'priority' = ANY ($4::text[]) THEN $6::int ELSE j.priority END,
+    start_after = ${NEW_START},
+    keep_until = CASE WHEN 'retentionSeconds' = ANY ($4::text[]) THEN ${NEW_START} + $16::int * interval '1 second'
+      WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
+      ELSE ${NEW_START} + (j.keep_until - j.start_after) END,
+    retry_limit = CASE WHEN 'retryLimit' = ANY ($4::text[]) THEN j.retry_base + $9::int ELSE j.retry_limit END,
+    retry_delay = CASE WHEN 'retryDelay' = ANY ($4::text[]) THEN $10::int ELSE j.retry_delay END,
+    retry_backoff = CASE WHEN 'retryBackoff' = ANY ($4::text[]) THEN $11::boolean ELSE j.retry_backoff END,
+    retry_delay_max = CASE WHEN 'retryDelayMax' = ANY ($4::text[]) THEN coalesce($12::int, q.retry_delay_max) ELSE j.retry_delay_max END,
+    expire_seconds = CASE WHEN 'expireInSeconds' = ANY ($4::text[]) THEN $13::int ELSE j.expire_seconds END,
+    heartbeat_seconds = CASE WHEN 'heartbeatSeconds' = ANY ($4::text[]) THEN coalesce($14::int, q.heartbeat_seconds) ELSE j.heartbeat_seconds END,
+    delete_after_seconds = CASE WHEN 'deleteAfterSeconds' = ANY ($4::text[]) THEN $15::int ELSE j.delete_after_seconds END,
+    dead_letter = CASE WHEN 'deadLetter' = ANY ($4::text[]) THEN $17::text ELSE j.dead_letter END,
+    group_id = CASE WHEN 'group' = ANY ($4::text[]) THEN $18::text ELSE j.group_id END,
+    group_tier = CASE WHEN 'group' = ANY ($4::text[]) THEN $19::text ELSE j.group_tier END
+  FROM target x
+  CROSS JOIN verdict v
+  CROSS JOIN (SELECT q.retry_delay_max, q.heartbeat_seconds FROM ${s}.queues q WHERE q.name = $1) q
+  WHERE v.ok AND j.queue = $1 AND j.id = x.id
+  RETURNING j.id, j.start_after
+), woke AS (
+  SELECT pg_notify($3, ${WAKE_PAYLOAD('$1', 'min(c.start_after)')})::text AS notified
+  FROM changed c WHERE 'startAfter' = ANY ($4::text[]) AND c.start_after < 'infinity'
+    AND (SELECT q.notify FROM ${s}.queues q WHERE q.name = $1)
+  GROUP BY c.start_after > now()
+)
+SELECT c.id::text, false AS blocked, (SELECT min(w.notified) FROM woke w) AS notified FROM changed c
+UNION ALL
+SELECT x.id::text, true, NULL FROM target x, verdict v WHERE NOT v.ok AND x.blocked_by > 0`;
+
+/** update() by id: the one job, if it waits. $2 id */
+export const updateJobById = (s: string, t = `${s}.jobs`) => updateStatement(s, t, 'j.id = $2::bigint');
+
+/** update() by singletonKey, match 'all': every waiting job of the key, locked in id order. $2 singleton key */
+export const updateJobsByKey = (s: string, t = `${s}.jobs`) => updateStatement(s, t, `j.singleton_key = $2::text ORDER BY j.id`);
+
+/** update() by singletonKey, match 'newest': the waiting job of the key sent last. $2 singleton key */
+export const updateNewestByKey = (s: string, t = `${s}.jobs`) =>
+  updateStatement(s, t, `j.singleton_key = $2::text ORDER BY j.id DESC LIMIT 1`);
+
+/** update() by singletonKey, match 'oldest': the waiting job of the key sent first. $2 singleton key */
+export const updateOldestByKey = (s: string, t = `${s}.jobs`) => updateStatement(s, t, `j.singleton_key = $2::text ORDER BY j.id LIMIT 1`);
+
+/**
+ * upsert(): serialises the upserts of one key of one queue until the transaction ends, so that two of them
+ * that find nothing to update do not both insert (the queue's length first keeps every (queue, key) pair apart).
+ * $1 queue, $2 singleton key
+ */
+export const lockUpsertKey = (_s: string) => `SELECT pg_advisory_xact_lock(1885824377, hashtext(length($1) || ':' || $1 || $2))`;
+
+/** The fields update() may change, by their SendOptions names, in the order of updateArgs' values. */
+export interface UpdateValues {
+  data?: string | null;
+  priority?: number;
+  startAt?: Date;
+  startIn?: number;
+  retryLimit?: number;
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  retryDelayMax?: number | null;
+  expireInSeconds?: number;
+  heartbeatSeconds?: number | null;
+  deleteAfterSeconds?: number;
+  retentionSeconds?: number;
+  deadLetter?: string;
+  groupId?: string;
+  groupTier?: string;
+}
+
+/** The arguments of the update statements ($1-$19). `given`: the SendOptions names of the fields to change. */
+export function updateArgs(queue: string, target: string, channel: string, given: readonly string[], v: UpdateValues): unknown[] {
+  return [
+    queue,
+    target,
+    channel,
+    given,
+    v.data ?? null,
+    v.priority ?? null,
+    v.startAt ?? null,
+    v.startIn ?? null,
+    v.retryLimit ?? null,
+    v.retryDelay ?? null,
+    v.retryBackoff ?? null,
+    v.retryDelayMax ?? null,
+    v.expireInSeconds ?? null,
+    v.heartbeatSeconds ?? null,
+    v.deleteAfterSeconds ?? null,
+    v.retentionSeconds ?? null,
+    v.deadLetter ?? null,
+    v.groupId ?? null,
+    v.groupTier ?? null,
+  ];
+}
