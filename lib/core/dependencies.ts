@@ -49,6 +49,10 @@ export class JobDependencies {
   async getJobById<T = unknown>(name: string, id: string): Promise<JobDetails<T> | null> {
     const [row] = await this.read<DetailsRow>(name, id, (st) => st.getJobDetails);
     if (!row) return null;
+    // a link may outlive its child: only a child that still waits makes the job blocking
+    const blocking =
+      row.blocking &&
+      ((await (await this.rt.db()).query<{ waiting: boolean }>(this.rt.statements.waitingChildren, [name, id]))[0]?.waiting ?? false);
     return {
       ...toJobWithMetadata<T>(row),
       policy: row.policy,
@@ -56,7 +60,7 @@ export class JobDependencies {
       singletonOn: row.singleton_on,
       slotUntil: row.slot_until,
       blocked: row.blocked,
-      blocking: row.blocking,
+      blocking,
     };
   }
 

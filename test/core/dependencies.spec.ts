@@ -76,6 +76,21 @@ describe('getDependencies and getDependents', () => {
     expect(summary(await q.getDependents('dep.a', p1!))!.map((j) => j.state)).toEqual(['created', 'created']);
   });
 
+  it('a parent whose children no longer wait (deleted, cancelled by hand) is not blocking, though the links stay', async () => {
+    await q.createQueue('dep.gone');
+    const ids = await q.flow([
+      { name: 'dep.gone', ref: 'p' },
+      { name: 'dep.c', ref: 'c1', dependsOn: ['p'] },
+      { name: 'dep.c', ref: 'c2', dependsOn: ['p'] },
+    ]);
+    expect(await q.getJobById('dep.gone', ids.p!)).toMatchObject({ state: 'created', blocking: true });
+    await q.deleteJob('dep.c', ids.c1!);
+    expect(await q.getJobById('dep.gone', ids.p!)).toMatchObject({ blocking: true });
+    await q.cancel('dep.c', ids.c2!);
+    expect(await q.getJobById('dep.gone', ids.p!)).toMatchObject({ state: 'created', blocking: false });
+    expect(summary(await q.getDependents('dep.gone', ids.p!))).toEqual([{ name: 'dep.c', id: ids.c2, state: 'cancelled' }]);
+  });
+
   it('a parent that fails for good no longer blocks: its children failed with it', async () => {
     await q.createQueue('dep.fails', { retryLimit: 0 });
     const ids = await q.flow([

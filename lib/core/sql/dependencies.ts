@@ -10,8 +10,9 @@ import { FIFO_HEAD, JOB_COLUMNS } from './fragments.js';
  * key_strict_fifo job that is not its key's head: another job of its key holds the key or is queued ahead of it,
  * read with the claim's own probes), and whether flow children wait for it (`blocking`: it has not finished, and
  * job_deps links children to it: one probe of its primary key). Every table it reads but job_deps is `t`, so that
- * it is planned for the queue's table alone (test/core/partition.spec.ts); a child's own row is not read, so a
- * child deleted by hand still counts (its link stays until the parent is deleted). $1 queue, $2 id
+ * it is planned for the queue's table alone (test/core/partition.spec.ts). A link outlives its child (deleted,
+ * cancelled or completed by hand), so `blocking` true here only says a link exists: waitingChildren then reads the
+ * children themselves. $1 queue, $2 id
  */
 export const getJobDetails = (s: string, t = `${s}.jobs`) => `
 SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.singleton_on, j.slot_until,
@@ -20,6 +21,16 @@ SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.singleton_on, j.slo
   j.state < 'completed' AND coalesce((
     SELECT true FROM ${s}.job_deps d WHERE d.parent_queue = j.queue AND d.parent_id = j.id LIMIT 1), false) AS blocking
 FROM ${t} j WHERE j.queue = $1 AND j.id = $2::bigint`;
+
+/**
+ * Whether a child linked to job $2 of queue $1 still waits for its parents (created, with parents not completed):
+ * the children's own rows, in any queue, for getJobById's `blocking` once getJobDetails found a link.
+ */
+export const waitingChildren = (s: string) => `
+SELECT EXISTS (
+  SELECT 1 FROM ${s}.job_deps d JOIN ${s}.jobs c ON c.queue = d.child_queue AND c.id = d.child_id
+  WHERE d.parent_queue = $1 AND d.parent_id = $2::bigint AND c.state = 'created' AND c.blocked_by > 0
+) AS waiting`;
 
 /**
  * The parents of job $2 of queue $1 (the jobs it waits or waited for: job_deps_child_idx), by queue and id. No row:
