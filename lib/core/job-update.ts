@@ -4,6 +4,7 @@
 // changed (sql/update.ts).
 import { callerExecutor, inTransaction, pgExecutor, type Executor } from './db.js';
 import { InvalidOptionError } from './errors.js';
+import { SQLSTATE, sqlState } from './pg-errors.js';
 import { isJobDefinition, jobNameOf, resolveJob, type JobName } from './job-definition.js';
 import { jobDefaultKeys, parseSendOptions } from './options.js';
 import type { Runtime } from './runtime.js';
@@ -25,7 +26,11 @@ export interface UpdateOptions extends Omit<SendOptions, 'singletonKey' | 'dedup
   match?: UpdateMatch;
 }
 
-/** The options of upsert(): the jobs of `singletonKey` to update, else the options the new job is sent with. */
+/**
+ * The options of upsert(): the jobs of `singletonKey` to update, else the options the new job is sent with.
+ * `dedupeKey` applies to the job an upsert inserts; a job it updates keeps its own. With `db`, a READ COMMITTED
+ * transaction (the key's lock lasts until it ends).
+ */
 export interface UpsertOptions extends SendOptions {
   singletonKey: string;
   /** Which waiting jobs of the key change (default 'newest'). */
@@ -103,8 +108,16 @@ export class JobUpdate {
     queueName('name', name);
     const p = parseUpdateOptions(call.options, true);
     const values = this.withData(call.name, call.data, p);
+    const st = this.rt.statements;
     const run = async (exec: Executor, db: TransactionLike): Promise<UpsertResult> => {
-      await exec.query(this.rt.statements.lockUpsertKey, [name, p.key]);
+      const [lock] = await exec.query<{ isolation: string }>(st.lockUpsertKey, [name, p.key]);
+      if (lock?.isolation !== 'read committed') {
+        throw new InvalidOptionError(
+          'options.db',
+          'a READ COMMITTED transaction (upsert serialises one key by a lock taken after its snapshot)',
+          lock?.isolation,
+        );
+      }
       const changed = await this.change(exec, name, p, values);
       if (changed.updated > 0) return { ...changed, inserted: 0 };
       // enqueue, not send: a dedupeKey held by another job answers the holder's id, which this call did not insert
@@ -113,10 +126,15 @@ export class JobUpdate {
     };
     if (p.db) {
       await this.rt.start();
-      return run(callerExecutor(p.db), p.db);
+      const exec = callerExecutor(p.db);
+      await inCallersTransaction(exec, st);
+      return run(exec, p.db);
     }
     await this.rt.db();
-    return inTransaction(this.rt.connect, (client) => run(pgExecutor(client), client));
+    return inTransaction(this.rt.connect, async (client) => {
+      await client.query(st.upsertIsolation);
+      return run(pgExecutor(client), client);
+    });
   }
 
   /** The values with the payload when one is given (through the job's schema, as send() takes it). */
@@ -227,4 +245,22 @@ export function parseUpdateOptions(options: unknown, upsert: boolean): ParsedUpd
 function jobId(value: unknown): string {
   if (typeof value === 'string' && JOB_ID.test(value) && BigInt(value) <= MAX_ID) return value;
   throw new InvalidOptionError('options.id', 'a job id (a string of digits, 1 to 9223372036854775807)', value);
+}
+
+/**
+ * Refuses a caller's `db` that is not inside a transaction (a pool, a Drizzle database, a client without BEGIN):
+ * upsert's lock on the key would end with its own statement, and two upserts could both insert.
+ */
+async function inCallersTransaction(exec: Executor, st: Statements): Promise<void> {
+  try {
+    await exec.query(st.upsertSavepoint);
+  } catch (err) {
+    if (sqlState(err) !== SQLSTATE.noActiveTransaction) throw err;
+    throw new InvalidOptionError(
+      'options.db',
+      'a transaction (a Drizzle tx, or a pg client inside BEGIN): upsert holds its key lock until it ends',
+      'a connection outside any transaction',
+    );
+  }
+  await exec.query(st.releaseUpsertSavepoint);
 }

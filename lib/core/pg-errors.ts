@@ -11,12 +11,18 @@ export const SQLSTATE = {
   foreignKeyViolation: '23503',
   /** A statement named a table that is gone: a queue's partition, after the queue was made again. */
   undefinedTable: '42P01',
+  /** A statement that needs a transaction block (SAVEPOINT) ran outside one. */
+  noActiveTransaction: '25P01',
 } as const;
 
 /** The SQLSTATE of `err`, or undefined when it carries none. */
 export function sqlState(err: unknown): string | undefined {
-  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
+  if (err === null || typeof err !== 'object') return undefined;
+  const { code, cause } = err as { code?: unknown; cause?: unknown };
+  if (typeof code === 'string') return code;
+  // Drizzle wraps the driver's error (DrizzleQueryError), with the driver's as its cause
+  const inner = cause !== null && typeof cause === 'object' ? (cause as { code?: unknown }).code : undefined;
+  return typeof inner === 'string' ? inner : undefined;
 }
 
 /** SQLSTATE class 22, data exception: the database refused a value (e.g. a NUL character in JSON); retrying cannot help. */

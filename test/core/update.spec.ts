@@ -317,7 +317,14 @@ describe('update', () => {
     const first = (await q.send(fifo, { n: 1 }, { singletonKey: 'k' }))!;
     const second = (await q.send(fifo, { n: 2 }, { singletonKey: 'k' }))!;
     expect((await stored(second)).fifo_wait).toBeGreaterThan(0);
-    await q.update(fifo, undefined, { id: first, startAfter: 3600 });
+    const heard = await listen(q.config.channel);
+    try {
+      await q.update(fifo, undefined, { id: first, startAfter: 3600 });
+      // the key's next job may run now: the queue's workers are woken for now, not only for the head's new time
+      await until(() => heard.heard.includes(fifo), 'a wake-up for now of the fifo queue');
+    } finally {
+      await heard.stop();
+    }
     expect((await stored(second)).fifo_wait).toBe(0);
     await q.update(fifo, undefined, { id: first, startAfter: 0 });
     const [head] = await q.fetch(fifo);
@@ -466,6 +473,28 @@ describe('upsert', () => {
     const { i } = (await stored(rows[0]!.id)).data as { i: number };
     expect(results.find((r) => r.inserted === 1)!.jobs).toEqual([rows[0]!.id]);
     expect(i).toBeGreaterThanOrEqual(0);
+  });
+
+  it('refuses a db outside a transaction, and a transaction that is not READ COMMITTED, before writing anything', async () => {
+    const pool = testPool(2);
+    const { drizzle } = await import('drizzle-orm/node-postgres');
+    const client = await pool.connect();
+    try {
+      for (const db of [pool, drizzle(pool), client]) {
+        const err = await q.upsert(name, { v: 1 }, { singletonKey: 'notx', db }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(InvalidOptionError);
+        expect((err as Error).message).toMatch(/^options\.db must be a transaction/);
+      }
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      const err = await q.upsert(name, { v: 1 }, { singletonKey: 'notx', db: client }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidOptionError);
+      expect((err as Error).message).toMatch(/READ COMMITTED.*repeatable read/);
+      await client.query('COMMIT');
+      expect(await f.sql("SELECT 1 FROM $schema.jobs WHERE queue = $1 AND singleton_key = 'notx'", [name])).toHaveLength(0);
+    } finally {
+      client.release();
+      await pool.end();
+    }
   });
 
   it("in the caller's transaction: the lock and the insert are the caller's, undone by its rollback", async () => {

@@ -21,7 +21,8 @@ const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
  * key_strict_fifo marks (fifo_wait) are kept by the triggers of migration 2, which see a start moved later or
  * earlier as they see any other update. A change of startAfter wakes the queue's workers as resume does (unless
  * the queue was made with notify: false, as for its inserts): one NOTIFY for the jobs that may run now, one naming
- * the delay of the earliest that waits (a sleeping worker then sets its timer by it). A group (id, tier) changes as one field: a job's group only counts once
+ * the delay of the earliest that waits (a sleeping worker then sets its timer by it), and on a key_strict_fifo
+ * queue one for now, since a key's head moved later lets the next job of its key lead at once. A group (id, tier) changes as one field: a job's group only counts once
  * it is active, so a waiting job may change it.
  *
  * $1 queue, $2 id bigint (by id) or singleton key text (by key), $3 channel, $4 the fields given text[],
@@ -62,10 +63,15 @@ WITH target AS (
   WHERE v.ok AND j.queue = $1 AND j.id = x.id
   RETURNING j.id, j.start_after
 ), woke AS (
-  SELECT pg_notify($3, ${WAKE_PAYLOAD('$1', 'min(c.start_after)')})::text AS notified
-  FROM changed c WHERE 'startAfter' = ANY ($4::text[]) AND c.start_after < 'infinity'
-    AND (SELECT q.notify FROM ${s}.queues q WHERE q.name = $1)
-  GROUP BY c.start_after > now()
+  SELECT pg_notify($3, ${WAKE_PAYLOAD('$1', 'w.at')})::text AS notified FROM (
+    SELECT min(c.start_after) AS at FROM changed c
+    WHERE 'startAfter' = ANY ($4::text[]) AND c.start_after < 'infinity'
+    GROUP BY c.start_after > now()
+    UNION ALL
+    SELECT now() WHERE 'startAfter' = ANY ($4::text[]) AND EXISTS (SELECT 1 FROM changed)
+      AND (SELECT q.policy FROM ${s}.queues q WHERE q.name = $1) = 'key_strict_fifo'
+  ) w
+  WHERE (SELECT q.notify FROM ${s}.queues q WHERE q.name = $1)
 )
 SELECT c.id::text, false AS blocked, (SELECT min(w.notified) FROM woke w) AS notified FROM changed c
 UNION ALL
@@ -87,9 +93,24 @@ export const updateOldestByKey = (s: string, t = `${s}.jobs`) => updateStatement
 /**
  * upsert(): serialises the upserts of one key of one queue until the transaction ends, so that two of them
  * that find nothing to update do not both insert (the queue's length first keeps every (queue, key) pair apart).
- * $1 queue, $2 singleton key
+ * That holds only under READ COMMITTED, where the update after the lock reads what an upsert before it committed:
+ * a REPEATABLE READ or SERIALIZABLE snapshot was taken before the wait, so the row answers the level and the
+ * caller refuses the others. $1 queue, $2 singleton key
  */
-export const lockUpsertKey = (_s: string) => `SELECT pg_advisory_xact_lock(1885824377, hashtext(length($1) || ':' || $1 || $2))`;
+export const lockUpsertKey = (_s: string) => `
+SELECT current_setting('transaction_isolation') AS isolation,
+  pg_advisory_xact_lock(1885824377, hashtext(length($1) || ':' || $1 || $2))::text AS locked`;
+
+/**
+ * upsert() with a caller's `db`: the key's lock lasts until the transaction ends, so the caller's executor must be
+ * inside one. SAVEPOINT is refused outside a transaction block (25P01), which is how a pool, a Drizzle database or
+ * a client without BEGIN is told apart; the savepoint itself is released at once.
+ */
+export const upsertSavepoint = (_s: string) => `SAVEPOINT pgqueue_upsert`;
+export const releaseUpsertSavepoint = (_s: string) => `RELEASE SAVEPOINT pgqueue_upsert`;
+
+/** upsert()'s own transaction: READ COMMITTED whatever the server's default (lockUpsertKey needs it). */
+export const upsertIsolation = (_s: string) => `SET TRANSACTION ISOLATION LEVEL READ COMMITTED`;
 
 /** The fields update() may change, by their SendOptions names, in the order of updateArgs' values. */
 export interface UpdateValues {
