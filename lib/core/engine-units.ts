@@ -8,6 +8,7 @@ import { JobControl } from './job-control.js';
 import { JobFinder } from './job-finder.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
+import { Redrive } from './redrive.js';
 import type { EngineEvents } from './events.js';
 import { Runtime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
@@ -26,6 +27,7 @@ export interface EngineUnits {
   readonly flows: Flows;
   readonly fetcher: Fetcher;
   readonly jobs: JobControl;
+  readonly redrive: Redrive;
   readonly finder: JobFinder;
   readonly registry: WorkerRegistry;
   readonly cluster: ClusterRegistry;
@@ -41,6 +43,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
   runtime.attach(cluster);
   const scheduler = new Scheduler(runtime, sender);
   runtime.attach(scheduler);
+  const jobContext = { db: () => runtime.db(), router: runtime.router, channel: config.channel };
   return {
     runtime,
     admin: new QueueAdmin(runtime),
@@ -49,7 +52,8 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     sender,
     flows: new Flows(runtime, sender),
     fetcher: new Fetcher(runtime),
-    jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
+    jobs: new JobControl(jobContext),
+    redrive: new Redrive(jobContext),
     finder: new JobFinder(runtime),
     registry,
     cluster,
