@@ -150,3 +150,23 @@ describe('fetch options: bad input', () => {
     expect(await q.fetch(name)).toHaveLength(1);
   });
 });
+
+describe('fetch with priority: false, racing', () => {
+  it('skips a job another transaction holds locked, and never waits for it', async () => {
+    const name = await newQueue(false);
+    const first = (await q.send(name, {}))!;
+    const second = (await q.send(name, {}))!;
+    const holder = await f.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${f.schema}".jobs WHERE queue = $1 AND id = $2 FOR UPDATE`, [name, first]);
+      // a fetch that waited for the lock would hang here until the holder let go
+      expect(ids(await q.fetch(name, { priority: false }))).toEqual([second]);
+      expect(await q.fetch(name, { priority: false, ignoreStartAfter: true })).toEqual([]);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    expect(ids(await q.fetch(name, { priority: false }))).toEqual([first]);
+  });
+});
