@@ -70,6 +70,19 @@ describe.each([false, true])('fetch with ignoreStartAfter (partition: %s)', (par
     expect(ids(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 }))).toEqual([due]);
   });
 
+  it('key_strict_fifo: a flow child waiting for its parent is never claimed, nor holds its key back', async () => {
+    const parentQueue = await newQueue(partition);
+    const name = await newQueue(partition, { policy: 'key_strict_fifo' });
+    const flow = await q.flow([
+      { name: parentQueue, ref: 'p' },
+      { name, ref: 'c', singletonKey: 'k', dependsOn: ['p'] },
+    ]);
+    const later = (await q.send(name, {}, { singletonKey: 'k', startAfter: HOUR }))!;
+    expect(ids(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 }))).toEqual([later]);
+    expect(await q.fetch(name, { ignoreStartAfter: true, priority: false, batchSize: 5 })).toEqual([]);
+    expect((await f.sql<{ state: string }>('SELECT state::text FROM $schema.jobs WHERE id = $1', [flow.c]))[0]!.state).toBe('created');
+  });
+
   it('key_strict_fifo: a key held by a job that failed for good stays held', async () => {
     const name = await newQueue(partition, { policy: 'key_strict_fifo', retryLimit: 0 });
     const first = (await q.send(name, {}, { singletonKey: 'k' }))!;
@@ -88,6 +101,13 @@ describe.each([false, true])('fetch with ignoreStartAfter (partition: %s)', (par
     expect(await q.fetch(name, { priority: false, batchSize: 5 })).toEqual([]);
     await q.resumeQueue(name);
     expect(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 })).toHaveLength(2);
+  });
+
+  it('a rate limit still caps the claim', async () => {
+    const name = await newQueue(partition, { rateLimit: { count: 2, perSeconds: HOUR } });
+    for (let i = 0; i < 3; i++) await q.send(name, {}, { startAfter: HOUR });
+    expect(await q.fetch(name, { ignoreStartAfter: true, priority: false, batchSize: 5 })).toHaveLength(2);
+    expect(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 })).toEqual([]);
   });
 
   it('a concurrency limit still caps the claim', async () => {
