@@ -2,7 +2,7 @@
 // engine (its session, its prepared generic plans), plain and with ignoreStartAfter and/or priority: false.
 // priority: false cannot walk jobs_ready_idx in its order (the index leads with priority DESC): it reads every
 // ready job of the queue and sorts it, so its cost follows the backlog. Each fetch claims its jobs for good (a
-// few hundred of the backlog; the queue is made again per shape).
+// few hundred of the backlog; the queue is made again for each).
 // Usage: node bench/fetch-options.mjs [--rows 100000] [--reps 30]   (DATABASE_URL, else the machine's server)
 // Prints a table (median and p95 in ms) and the EXPLAIN ANALYZE of each fetch statement at batch 10.
 import pg from 'pg';
@@ -27,11 +27,20 @@ await q.start();
 // The engine's session settings (generic plans, no seq scans), for the EXPLAINs.
 const pool = new pg.Pool({ connectionString: url, max: 2, options: ENGINE_SESSION });
 
-/** Shapes: [label, start_after of the backlog] */
+const READY = `now() - interval '1 minute' + g * interval '1 ms'`;
+/** Shapes: [label, policy, start_after of the backlog, singleton key] */
 const shapes = [
-  [`${ROWS.toLocaleString('en-US')} ready jobs, priorities 0-9`, `now() - interval '1 minute' + g * interval '1 ms'`],
-  [`${ROWS.toLocaleString('en-US')} deferred jobs (1-2 h), none ready`, `now() + interval '1 hour' + g * interval '30 ms'`],
+  [`${ROWS.toLocaleString('en-US')} ready jobs, priorities 0-9`, 'standard', READY, 'NULL'],
+  [
+    `${ROWS.toLocaleString('en-US')} deferred jobs (1-2 h), none ready`,
+    'standard',
+    `now() + interval '1 hour' + g * interval '30 ms'`,
+    'NULL',
+  ],
+  [`singleton, ${ROWS.toLocaleString('en-US')} ready jobs, 10,000 keys`, 'singleton', READY, `'k' || (g % 10000)`],
+  [`key_strict_fifo, ${ROWS.toLocaleString('en-US')} ready jobs, 10,000 keys`, 'key_strict_fifo', READY, `'k' || (g % 10000)`],
 ];
+const statementFor = { standard: '', singleton: 'OnePerKey', key_strict_fifo: 'KeyFifo' };
 /** Variants: [label, fetch options, statement, ignoreStartAfter] */
 const variants = [
   ["plain fetch (the workers' claimJobs)", {}, 'claimJobs', null],
@@ -42,16 +51,20 @@ const variants = [
 
 const results = [];
 const plans = [];
-for (const [shape, startAfter] of shapes) {
-  const queue = `bench.${results.length}`;
-  await q.createQueue(queue);
-  await pool.query(
-    `INSERT INTO ${S}.jobs (queue, policy, priority, start_after, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
-     SELECT $1, 'standard', (random() * 9)::int, ${startAfter}, 0, 0, false, 60, 60, now() + interval '1 day' FROM generate_series(0, $2 - 1) g`,
-    [queue, ROWS],
-  );
-  await pool.query(`ANALYZE ${S}.jobs_default`);
-  for (const [label, options, statement, ignore] of variants) {
+for (const [shape, policy, startAfter, key] of shapes) {
+  // A fresh backlog per variant: the jobs claimed by one (and under singleton, the keys they hold) stay claimed.
+  for (const [label, options, plain, ignore] of variants) {
+    const queue = `bench.${results.length}`;
+    await q.createQueue(queue, { policy });
+    // Sent all at once, in one statement; the insert trigger marks the key_strict_fifo jobs as any insert does.
+    await pool.query(
+      `INSERT INTO ${S}.jobs (queue, policy, priority, start_after, singleton_key, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+     SELECT $1, $3, (random() * 9)::int, ${startAfter}, ${key}, 0, 0, false, 60, 60, now() + interval '1 day' FROM generate_series(0, $2 - 1) g`,
+      [queue, ROWS, policy],
+    );
+    await pool.query(`ANALYZE ${S}.jobs_default`);
+    const statement =
+      plain === 'claimJobs' ? `claimJobs${statementFor[policy]}` : plain.replace('fetchJobs', `fetchJobs${statementFor[policy]}`);
     const row = { shape, label };
     for (const batch of [1, 10]) {
       const times = [];
@@ -83,8 +96,8 @@ for (const [shape, startAfter] of shapes) {
     } finally {
       client.release();
     }
+    await q.deleteQueue(queue);
   }
-  await q.deleteQueue(queue);
 }
 
 console.log(`\none fetch() on a backlog of one standard queue, ${REPS} repetitions (ms; claimed: jobs over the repetitions)`);

@@ -189,8 +189,9 @@ const FETCH_EARLIER = `e.start_after < 'infinity' AND e.blocked_by = 0 AND ($7::
  *
  * The ...ByDue claims cannot walk jobs_ready_idx in their order (it leads with priority): they read every ready
  * job of the queue (within the priority filters) to find the soonest, a cost that grows with the backlog: one
- * fetch of 1 or 10 from 100,000 ready jobs, 50-80 ms (p50) against 1-8 ms for a plain fetch or ignoreStartAfter
- * alone (bench/fetch-options.mjs). An index in that order would cost every send and claim its upkeep.
+ * fetch of 1 or 10 from 100,000 ready jobs, 40-110 ms (p50, over runs on a shared machine) against 1-8 ms for a
+ * plain fetch or ignoreStartAfter alone, and more under singleton and stately (fetchJobsOnePerKeyByDue); see
+ * bench/fetch-options.mjs. An index in that order would cost every send and every claim its upkeep.
  *
  * $1-$6 as claimJobs, $7 ignoreStartAfter (boolean)
  */
@@ -224,7 +225,12 @@ WITH soonest AS MATERIALIZED (
 /** claimJobsOnePerKey for fetch() with options (see fetchJobs). */
 export const fetchJobsOnePerKey = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_FETCH, BY_PRIORITY);
 
-/** fetchJobsOnePerKey in due-time order (priority: false). */
+/**
+ * fetchJobsOnePerKey in due-time order (priority: false). Its pick tests each ready row for an active job of its
+ * key before the sort, so its cost follows the backlog times the queue's active jobs: with 100,000 ready jobs,
+ * 0.2-0.26 s a fetch beside ~30 active ones, 0.8-1.4 s beside ~330 (p50; bench/fetch-options.mjs). Reading the held
+ * keys once and matching them by hash was no faster: a generic plan matched them by nested loop all the same.
+ */
 export const fetchJobsOnePerKeyByDue = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_FETCH, BY_DUE);
 
 /** claimJobsKeyFifo for fetch() with options (see fetchJobs, FETCH_EARLIER). */
