@@ -2,7 +2,16 @@ import 'reflect-metadata';
 
 export * from './core/errors.js';
 export * from './core/types.js';
-export { PgQueue, type ChangeResult, type FetchOptions, type FindJobsOptions, type JobPage } from './core/pg-queue.js';
+export {
+  PgQueue,
+  type ChangeResult,
+  type CompleteOptions,
+  type FetchOptions,
+  type FindJobsOptions,
+  type JobPage,
+  type RedriveOptions,
+  type RedriveResult,
+} from './core/pg-queue.js';
 export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './core/config.js';
 export { QUEUE_DEFAULTS } from './core/options.js';
 export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './core/job-definition.js';

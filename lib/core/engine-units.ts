@@ -11,6 +11,7 @@ import { PubSub } from './pub-sub.js';
 import { JobUpdate } from './job-update.js';
 import { QueueAdmin } from './queue-admin.js';
 import { QueueStatsReader } from './queue-stats.js';
+import { Redrive } from './redrive.js';
 import type { EngineEvents } from './events.js';
 import { Runtime } from './runtime.js';
 import { Scheduler } from './scheduler.js';
@@ -29,6 +30,7 @@ export interface EngineUnits {
   readonly flows: Flows;
   readonly fetcher: Fetcher;
   readonly jobs: JobControl;
+  readonly redrive: Redrive;
   readonly finder: JobFinder;
   readonly updates: JobUpdate;
   readonly registry: WorkerRegistry;
@@ -47,6 +49,7 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
   runtime.attach(cluster);
   const scheduler = new Scheduler(runtime, sender);
   runtime.attach(scheduler);
+  const jobContext = { db: () => runtime.db(), router: runtime.router, channel: config.channel };
   return {
     runtime,
     admin: new QueueAdmin(runtime),
@@ -55,7 +58,8 @@ export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: En
     sender,
     flows: new Flows(runtime, sender),
     fetcher: new Fetcher(runtime),
-    jobs: new JobControl({ db: () => runtime.db(), router: runtime.router, channel: config.channel }),
+    jobs: new JobControl(jobContext),
+    redrive: new Redrive(jobContext),
     finder: new JobFinder(runtime),
     updates: new JobUpdate(runtime, sender),
     registry,

@@ -5,7 +5,7 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { heartbeatArgs } from './sql/index.js';
 import type { Job } from './types.js';
-import { int, queueName, record } from './validate.js';
+import { int, optBool, queueName, record } from './validate.js';
 import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob } from './worker.js';
 
 /** Options of `fetch`. */
@@ -13,6 +13,13 @@ export interface FetchOptions {
   batchSize?: number;
   minPriority?: number;
   maxPriority?: number;
+  /**
+   * Also claim jobs whose start_after has not come (sent deferred, or waiting for a retry's delay), as pg-boss's
+   * option of the same name; never a flow child waiting for its parents, nor a job its queue's policy holds back.
+   */
+  ignoreStartAfter?: boolean;
+  /** false: claim in due-time then id order, whatever the priority (default true: highest priority first). */
+  priority?: boolean;
 }
 
 const MIN_PRIORITY = -2_147_483_648;
@@ -32,6 +39,10 @@ export class Fetcher {
     const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, MIN_PRIORITY);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, MIN_PRIORITY);
+    const ignoreStartAfter = optBool('options.ignoreStartAfter', o.ignoreStartAfter) ?? false;
+    const byPriority = optBool('options.priority', o.priority) ?? true;
+    // Without either option, the workers' own claim.
+    const fetchOrder = ignoreStartAfter || !byPriority ? { ignoreStartAfter, byPriority } : null;
     const exec = await this.rt.db();
     const { router, connect, config } = this.rt;
     let profile = await router.profile(exec, name);
@@ -40,6 +51,7 @@ export class Fetcher {
       claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, {
         minPriority,
         maxPriority,
+        fetchOrder,
       });
     let rows: Awaited<ReturnType<typeof claim>> = [];
     let failure: Error | null = null;

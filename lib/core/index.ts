@@ -1,7 +1,16 @@
 export * from './errors.js';
 export * from './types.js';
 export { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
-export { PgQueue, type ChangeResult, type FetchOptions, type FindJobsOptions, type JobPage } from './pg-queue.js';
+export {
+  PgQueue,
+  type ChangeResult,
+  type CompleteOptions,
+  type FetchOptions,
+  type FindJobsOptions,
+  type JobPage,
+  type RedriveOptions,
+  type RedriveResult,
+} from './pg-queue.js';
 export { migrate, LATEST_VERSION, type MigrationResult } from './migrate.js';
 export { QUEUE_DEFAULTS } from './options.js';
 export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './job-definition.js';

@@ -1,12 +1,13 @@
 // The calls on jobs named by id or by queue, half of the engine's public face (PgQueue extends it, and it extends
-// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, delete, read (with a flow's links), the
-// bulk deletes, and publish/subscribe. Each is one delegation to the unit that owns it.
+// SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, update, delete, read (with a flow's
+// links), the bulk deletes, and publish/subscribe. Each is one delegation to the unit that owns it.
 import type { JobDetails } from './dependencies.js';
-import type { ChangeResult } from './job-control.js';
+import type { ChangeResult, CompleteOptions } from './job-control.js';
 import type { FetchOptions } from './fetcher.js';
 import type { FindJobsOptions, JobPage } from './job-finder.js';
 import type { JobName } from './job-definition.js';
 import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './job-update.js';
+import type { RedriveOptions, RedriveResult } from './redrive.js';
 import { SendingCalls } from './sending-calls.js';
 import type { PublishedJob } from './pub-sub.js';
 import type { Job, JobRef, JobWithMetadata, SendOptions } from './types.js';
@@ -17,9 +18,12 @@ export abstract class JobCalls extends SendingCalls {
     return this.units.fetcher.fetch<T>(name, options);
   }
 
-  /** Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. */
-  complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
-    return this.units.jobs.complete(name, ids, output);
+  /**
+   * Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. With
+   * `includeQueued`, also jobs that have not started (created, retry).
+   */
+  complete(name: string, ids: JobRef | JobRef[], output?: unknown, options?: CompleteOptions): Promise<ChangeResult> {
+    return this.units.jobs.complete(name, ids, output, options);
   }
 
   /** Fails jobs that have not finished: retried while retries remain, else failed. */
@@ -56,10 +60,11 @@ export abstract class JobCalls extends SendingCalls {
   /**
    * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
    * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
-   * how many move (default 1000). Returns the new jobs' ids.
+   * how many move (default 1000), `sourceName` keeps to jobs that came from that queue, and `destination` moves
+   * them into that queue (under its settings) instead. Returns the new jobs' ids.
    */
-  redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
-    return this.units.jobs.redrive(name, options);
+  redrive(name: string, options?: RedriveOptions): Promise<RedriveResult> {
+    return this.units.redrive.redrive(name, options);
   }
 
   /**

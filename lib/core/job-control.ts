@@ -1,7 +1,6 @@
 // Job control: what a caller does to jobs it names by id. Complete, fail and touch by hand (fenced on retryCount
-// when the caller gives one), cancel, resume, retry, redrive from a dead-letter queue, and delete (getJobById reads
-// a job: dependencies.ts). Each change runs on the table that holds the queue's jobs (QueueRouter), the statement
-// without a flow's work first.
+// when the caller gives one), cancel, resume, retry and delete (redrive: redrive.ts; getJobById: dependencies.ts).
+// Each change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
 import type { Executor } from './db.js';
 import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError } from './errors.js';
 import { parseRefs, type ParsedRef } from './job-refs.js';
@@ -10,8 +9,19 @@ import type { QueueRouter } from './queue-router.js';
 import { completeArgs, completeLeafArgs, failArgs, touchArgs, type Statements } from './sql/index.js';
 import type { SettleTarget } from './sql/settle.js';
 import type { JobRef } from './types.js';
-import { int, queueName, record, toJson } from './validate.js';
+import { noUnknownKeys, optBool, queueName, record, toJson } from './validate.js';
 import { describeFailure, holdsJobsBack } from './worker.js';
+
+/** Options of `complete`. */
+export interface CompleteOptions {
+  /**
+   * Also complete jobs that have not started (created, retry), as pg-boss's option of the same name; else only
+   * active ones.
+   */
+  includeQueued?: boolean;
+}
+
+const COMPLETE_KEYS: ReadonlySet<string> = new Set(['includeQueued']);
 
 /** How many rows a job-control call asked for and how many it changed. */
 export interface ChangeResult {
@@ -50,10 +60,13 @@ export class JobControl {
     return rest.length === 0 ? done : [...done, ...(await full(rest))];
   }
 
-  async complete(name: string, ids: JobRef | JobRef[], output?: unknown): Promise<ChangeResult> {
+  async complete(name: string, ids: JobRef | JobRef[], output?: unknown, options?: CompleteOptions): Promise<ChangeResult> {
     queueName('name', name);
     const refs = parseRefs(ids);
     const json = toJson('output', output);
+    const o = record('options', options);
+    noUnknownKeys('options', o, COMPLETE_KEYS);
+    const queued = optBool('options.includeQueued', o.includeQueued) ?? false;
     const exec = await this.ctx.db();
     const outputs = (some: ParsedRef[]) => some.map(() => json);
     const wake = await this.wakeChannel(exec, name);
@@ -63,8 +76,16 @@ export class JobControl {
       (st) =>
         this.leafFirst(
           refs,
-          (some) => exec.query<{ id: string }>(st.completeNonParentJobs, completeLeafArgs(byHand(name, some), outputs(some), wake)),
-          (rest) => exec.query<{ id: string }>(st.completeJobs, completeArgs(byHand(name, rest), outputs(rest), this.ctx.channel, wake)),
+          (some) =>
+            exec.query<{ id: string }>(
+              queued ? st.completeQueuedNonParentJobs : st.completeNonParentJobs,
+              completeLeafArgs(byHand(name, some), outputs(some), wake),
+            ),
+          (rest) =>
+            exec.query<{ id: string }>(
+              queued ? st.completeQueuedJobs : st.completeJobs,
+              completeArgs(byHand(name, rest), outputs(rest), this.ctx.channel, wake),
+            ),
         ),
       (rows) => rows.length < new Set(refs.map((r) => r.id)).size,
     );
@@ -157,33 +178,6 @@ export class JobControl {
       if (state !== 'failed') throw new JobStateError(name, id, state, 'failed');
     }
     throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
-  }
-
-  async redrive(name: string, options?: { ids?: string[]; limit?: number }): Promise<{ moved: number; ids: string[] }> {
-    queueName('name', name);
-    const o = record('options', options) as { ids?: string[]; limit?: number };
-    const ids = o.ids === undefined ? null : [...new Set(this.plainIds(o.ids))];
-    const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
-    const exec = await this.ctx.db();
-    await this.ctx.router.assertExists(exec, name);
-    const candidates = await this.ctx.router.onQueue(
-      exec,
-      name,
-      (st) =>
-        ids === null
-          ? exec.query<{ id: string }>(st.listDeadLettered, [name, limit])
-          : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit]),
-      (rows) => rows.length === 0,
-    );
-    const statements = await this.ctx.router.statementsOf(exec, name);
-    const moved: string[] = [];
-    // One statement per job: each copy and its delete commit together, and a copy that the source
-    // queue's policy refuses leaves its job in the dead-letter queue.
-    for (const { id } of candidates) {
-      const [copy] = await exec.query<{ id: string }>(statements.redriveJob, [name, id]);
-      if (copy) moved.push(copy.id);
-    }
-    return { moved: moved.length, ids: moved };
   }
 
   async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {

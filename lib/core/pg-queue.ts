@@ -30,7 +30,8 @@ import type {
   WorkOptions,
 } from './types.js';
 
-export type { ChangeResult } from './job-control.js';
+export type { ChangeResult, CompleteOptions } from './job-control.js';
+export type { RedriveOptions, RedriveResult } from './redrive.js';
 
 export type { FetchOptions } from './fetcher.js';
 export type { FindJobsOptions, JobPage } from './job-finder.js';

@@ -247,6 +247,8 @@ describe('plans', () => {
     return wideReads(one, queue, 10, [
       ['completeJobs', [queue, active, all(null), all('{}'), worker, all(1), channel, all(null), channel]],
       ['completeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null), channel]],
+      ['completeQueuedJobs', [queue, active, all(null), all('{}'), null, all(null), channel, all(null), channel]],
+      ['completeQueuedNonParentJobs', [queue, active, all(null), all('{}'), null, all(null), all(null), channel]],
       ['removeLeafJobs', [queue, active, all(null), all('{}'), worker, all(1), all(null), channel]],
       ['failJobs', [queue, active, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null), channel]],
       ['heartbeatJobs', [queue, active, all(1), worker, all(null)]],
@@ -257,7 +259,7 @@ describe('plans', () => {
       ['deleteJobs', [queue, active]],
       ['retryJobs', [queue, failed, channel]],
       ['getJobStates', [queue, active]],
-      ['listDeadLetteredByIds', [queue, dead, 100]],
+      ['listDeadLetteredByIds', [queue, dead, 100, null, null]],
     ]);
   }
 
@@ -265,6 +267,8 @@ describe('plans', () => {
     [
       'completeJobs',
       'completeLeafJobs',
+      'completeQueuedJobs',
+      'completeQueuedNonParentJobs',
       'removeLeafJobs',
       'failJobs',
       'heartbeatJobs',

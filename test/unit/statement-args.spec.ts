@@ -8,6 +8,7 @@ import {
   completeArgs,
   completeLeafArgs,
   failArgs,
+  fetchArgs,
   heartbeatArgs,
   insertArgs,
   releaseArgs,
@@ -48,8 +49,16 @@ describe('statement arguments', () => {
     ['claimJobsOnePerKey', claimArgs(request)],
     ['claimJobsKeyFifo', claimArgs(request)],
     ['claimJobsGrouped', claimGroupedArgs(request, { default: 2, tiers: { pro: 5 } })],
+    ['fetchJobs', fetchArgs(request, true)],
+    ['fetchJobsByDue', fetchArgs(request, true)],
+    ['fetchJobsOnePerKey', fetchArgs(request, true)],
+    ['fetchJobsOnePerKeyByDue', fetchArgs(request, true)],
+    ['fetchJobsKeyFifo', fetchArgs(request, true)],
+    ['fetchJobsKeyFifoByDue', fetchArgs(request, true)],
     ['completeJobs', completeArgs(target, null, 'ch', null)],
     ['completeNonParentJobs', completeLeafArgs(target, null, null)],
+    ['completeQueuedJobs', completeArgs(target, null, 'ch', null)],
+    ['completeQueuedNonParentJobs', completeLeafArgs(target, null, null)],
     ['completeLeafJobs', completeLeafArgs(target, null, null)],
     ['removeLeafJobs', completeLeafArgs(target, null, null)],
     ['failJobs', failArgs(target, { errors: ['{}'], permanent: [false], retryAfterSeconds: [null] }, 'ch', null)],
@@ -70,6 +79,27 @@ describe('statement arguments', () => {
     ['updateOldestByKey', updateArgs('q', 'k', 'ch', [], {})],
   ] as const)('%s gets as many arguments as it numbers', (name, args) => {
     expect(args).toHaveLength(highest(st[name]));
+  });
+
+  it("fetch()'s claims order as they say; the workers' claims keep claim order and the due test", () => {
+    for (const name of [
+      'claimJobs',
+      'claimJobsOnePerKey',
+      'claimJobsKeyFifo',
+      'fetchJobs',
+      'fetchJobsOnePerKey',
+      'fetchJobsKeyFifo',
+    ] as const) {
+      expect(st[name]).toContain('ORDER BY j.priority DESC, j.start_after, j.id');
+    }
+    for (const name of ['fetchJobsByDue', 'fetchJobsOnePerKeyByDue', 'fetchJobsKeyFifoByDue'] as const) {
+      expect(st[name]).toContain('ORDER BY j.start_after, j.id');
+      expect(st[name]).not.toContain('priority DESC');
+    }
+    for (const name of ['claimJobs', 'claimJobsOnePerKey', 'claimJobsKeyFifo'] as const) {
+      expect(st[name]).toContain('j.start_after <= statement_timestamp()');
+      expect(st[name]).not.toContain("'infinity'");
+    }
   });
 
   it('puts each column of an insert where the statement reads it', () => {

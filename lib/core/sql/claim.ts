@@ -1,5 +1,20 @@
 import { FIFO_HEAD, NO_CHILDREN, STAMP } from './fragments.js';
 
+/** When a job is due: a worker's claims take only the jobs whose start_after has come. */
+const DUE_NOW = `j.start_after <= statement_timestamp()`;
+
+/**
+ * When a job is due for fetch() with options: as DUE_NOW, or, when $7 (ignoreStartAfter) is true, whatever its
+ * start_after, but never a flow child that waits for its parents (start_after 'infinity' while blocked_by > 0).
+ */
+const DUE_FETCH = `j.start_after < 'infinity' AND j.blocked_by = 0 AND ($7::boolean OR j.start_after <= statement_timestamp())`;
+
+/** Claim order, in relation `a`: priority first (the order of jobs_ready_idx), then due time and id. */
+const BY_PRIORITY = (a: string) => `${a}.priority DESC, ${a}.start_after, ${a}.id`;
+
+/** fetch() with priority: false: due time and id, whatever the priority (no index holds the rows in this order). */
+const BY_DUE = (a: string) => `${a}.start_after, ${a}.id`;
+
 /**
  * The rows a claim may take: runnable jobs of queue $1 within the priority filters $4 and $5, unless the queue is
  * paused (pauseQueue: a probe of the queue's row, once per statement, that ends the claim before any job is
@@ -8,7 +23,7 @@ import { FIFO_HEAD, NO_CHILDREN, STAMP } from './fragments.js';
  * priority >= $4`, only a plan made for the values could; a generic one read the whole backlog when fewer than a
  * batch matched).
  */
-const READY = (s: string) => `j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
+const READY = (s: string, due = DUE_NOW) => `j.queue = $1 AND j.state < 'active' AND ${due}
     AND j.priority >= coalesce($4::int, -2147483648) AND j.priority <= coalesce($5::int, 2147483647)
     AND NOT EXISTS (SELECT 1 FROM ${s}.queues pq WHERE pq.name = $1 AND pq.paused)`;
 
@@ -67,12 +82,12 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
  * The pick shared by the plain claims: locks the next $2 ready rows (that also meet `where`) in claim order,
  * skipping rows that another claimer holds locked.
  */
-const PICK_NEXT = (s: string, t: string, where = '') => `
+const PICK_NEXT = (s: string, t: string, where = '', due = DUE_NOW, order = BY_PRIORITY) => `
 WITH next AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ${t} j
-  WHERE ${READY(s)}${where}
-  ORDER BY j.priority DESC, j.start_after, j.id
+  WHERE ${READY(s, due)}${where}
+  ORDER BY ${order('j')}
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 )`;
@@ -101,25 +116,27 @@ export const claimJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(s, t)}${CL
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobsOnePerKey = (s: string, t = `${s}.jobs`) => `
+export const claimJobsOnePerKey = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_NOW, BY_PRIORITY);
+
+const ONE_PER_KEY = (s: string, t: string, due: string, order: (a: string) => string) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.priority, j.start_after, j.singleton_key
   FROM ${t} j
-  WHERE ${READY(s)}
+  WHERE ${READY(s, due)}
     AND NOT EXISTS (
       SELECT 1 FROM ${t} a
       WHERE a.queue = j.queue AND a.state = 'active' AND a.policy = j.policy
         AND a.singleton_key IS NOT DISTINCT FROM j.singleton_key)
-  ORDER BY j.priority DESC, j.start_after, j.id
+  ORDER BY ${order('j')}
   LIMIT $2 * 4
   FOR UPDATE SKIP LOCKED
 ), next AS MATERIALIZED (
   SELECT d.queue, d.id, d.tid, d.rel FROM (
     SELECT DISTINCT ON (c.singleton_key) c.queue, c.id, c.tid, c.rel, c.priority, c.start_after
     FROM candidates c
-    ORDER BY c.singleton_key, c.priority DESC, c.start_after, c.id
+    ORDER BY c.singleton_key, ${order('c')}
   ) d
-  ORDER BY d.priority DESC, d.start_after, d.id
+  ORDER BY ${order('d')}
   LIMIT $2
 )${CLAIM_UPDATE(s, t, '$6')}`;
 
@@ -145,13 +162,82 @@ WITH candidates AS MATERIALIZED (
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
  */
-export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) =>
+export const claimJobsKeyFifo = (s: string, t = `${s}.jobs`) => KEY_FIFO(s, t, DUE_NOW, BY_PRIORITY);
+
+const KEY_FIFO = (s: string, t: string, due: string, order: (a: string) => string) =>
   `${PICK_NEXT(
     s,
     t,
     ` AND j.fifo_wait = 0 AND j.policy = 'key_strict_fifo'
-    AND ${FIFO_HEAD(t, 'j')}`,
+    AND ${due === DUE_NOW ? FIFO_HEAD(t, 'j') : FIFO_HEAD(t, 'j', FETCH_EARLIER)}`,
+    due,
+    order,
   )}${CLAIM_UPDATE(s, t, '$6')}`;
+
+/**
+ * fetch() with ignoreStartAfter ($7): an earlier queued job of the key holds a later one back however far off its
+ * start_after, as long as it may ever run (a flow child waiting for its parents may not), so that the key's jobs
+ * still run in the order they were sent. ($7 false: FIFO_HEAD's own test.)
+ */
+const FETCH_EARLIER = `e.start_after < 'infinity' AND e.blocked_by = 0 AND ($7::boolean OR e.start_after <= statement_timestamp())`;
+
+/**
+ * The claims of fetch() with options (FetchOptions.ignoreStartAfter, priority: false); a worker never sends them.
+ * Each is its worker claim (claimJobs, claimJobsOnePerKey, claimJobsKeyFifo) with DUE_FETCH for when a job is due
+ * and, in the ...ByDue ones, BY_DUE for the order; the policies' checks, the pause and the limits (claimJobs in
+ * worker/claim.ts) are theirs. Statements of their own so that the workers' claims keep their text and plans.
+ *
+ * The ...ByDue claims cannot walk jobs_ready_idx in their order (it leads with priority): they read every ready
+ * job of the queue (within the priority filters) to find the soonest, a cost that grows with the backlog: one
+ * fetch of 1 or 10 from 100,000 ready jobs, 40-110 ms (p50, over runs on a shared machine) against 1-8 ms for a
+ * plain fetch or ignoreStartAfter alone, and more under singleton and stately (fetchJobsOnePerKeyByDue); see
+ * bench/fetch-options.mjs. An index in that order would cost every send and every claim its upkeep.
+ *
+ * $1-$6 as claimJobs, $7 ignoreStartAfter (boolean)
+ */
+export const fetchJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(s, t, '', DUE_FETCH)}${CLAIM_UPDATE(s, t, '$6')}`;
+
+/**
+ * fetchJobs in due-time order (priority: false). No index holds the ready jobs in this order, so the pick sorts
+ * them all; a pick that locks as it goes (PICK_NEXT) cannot bound that sort, since a row it skips as locked would
+ * leave it short, and a sort of 100,000 rows spilt to disk: 130-225 ms a fetch, measured (bench/fetch-options.mjs).
+ * So the soonest 4 × batch are chosen first without locks (a bounded top-N sort in memory), then locked, skipping
+ * those another claimer holds: under contention a fetch may get fewer than its batch, as claimJobsOnePerKey may.
+ */
+export const fetchJobsByDue = (s: string, t = `${s}.jobs`) => `
+WITH soonest AS MATERIALIZED (
+  SELECT j.queue, j.id, j.start_after
+  FROM ${t} j
+  WHERE ${READY(s, DUE_FETCH)}
+  ORDER BY ${BY_DUE('j')}
+  LIMIT $2 * 4
+), next AS MATERIALIZED (
+  SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
+  FROM soonest w
+  JOIN ${t} j ON j.queue = w.queue AND j.id = w.id
+  -- tested again on the row as locked: it may have been claimed or changed since soonest read it
+  WHERE j.state < 'active' AND ${DUE_FETCH}
+  ORDER BY ${BY_DUE('w')}
+  LIMIT $2
+  FOR UPDATE OF j SKIP LOCKED
+)${CLAIM_UPDATE(s, t, '$6')}`;
+
+/** claimJobsOnePerKey for fetch() with options (see fetchJobs). */
+export const fetchJobsOnePerKey = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_FETCH, BY_PRIORITY);
+
+/**
+ * fetchJobsOnePerKey in due-time order (priority: false). Its pick tests each ready row for an active job of its
+ * key before the sort, so its cost follows the backlog times the queue's active jobs: with 100,000 ready jobs,
+ * 0.2-0.26 s a fetch beside ~30 active ones, 0.8-1.4 s beside ~330 (p50; bench/fetch-options.mjs). Reading the held
+ * keys once and matching them by hash was no faster: a generic plan matched them by nested loop all the same.
+ */
+export const fetchJobsOnePerKeyByDue = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_FETCH, BY_DUE);
+
+/** claimJobsKeyFifo for fetch() with options (see fetchJobs, FETCH_EARLIER). */
+export const fetchJobsKeyFifo = (s: string, t = `${s}.jobs`) => KEY_FIFO(s, t, DUE_FETCH, BY_PRIORITY);
+
+/** fetchJobsKeyFifo in due-time order (priority: false). */
+export const fetchJobsKeyFifoByDue = (s: string, t = `${s}.jobs`) => KEY_FIFO(s, t, DUE_FETCH, BY_DUE);
 
 /**
  * The claim under a worker's groupConcurrency (standard queues): at most a group's limit of its jobs are
@@ -205,6 +291,11 @@ export interface ClaimRequest {
 /** The arguments of claimJobs, claimJobsOnePerKey and claimJobsKeyFifo ($1-$6). */
 export function claimArgs(r: ClaimRequest): unknown[] {
   return [r.queue, r.limit, r.workerId, r.minPriority, r.maxPriority, r.asyncCommit];
+}
+
+/** The arguments of the fetch... claims ($1-$7): claimArgs' and ignoreStartAfter. */
+export function fetchArgs(r: ClaimRequest, ignoreStartAfter: boolean): unknown[] {
+  return [...claimArgs(r), ignoreStartAfter];
 }
 
 /** The arguments of claimJobsGrouped ($1-$9): a worker's group limits between the priorities and the commit. */

@@ -237,13 +237,14 @@ export const LIVE_WORKER = (w: string) => `${w}.heartbeat_on >= now() - interval
  * The probes that say a key_strict_fifo job `c` is its key's head and its key is free: no other job of the
  * key in retry (that one keeps the head), active or failed, and, unless `c` is itself the key's job in retry,
  * no earlier job of the key that may run now (a deferred one is skipped, so a later job may run ahead of it).
+ * `earlier`: what makes job `e` such a job (fetch() with ignoreStartAfter: FETCH_EARLIER in claim.ts).
  *
  * Each is written `coalesce((SELECT false … LIMIT 1), true)`: a scalar subquery is never turned into a join,
  * so it stays one index probe per job the walk meets (as NOT EXISTS, a plan may read the whole blocking index
  * once per claim instead), and the planner counts the test as passing half the rows. Written `(…) IS NULL`,
  * it counts 0.5% of them, prices the walk at millions, and JIT-compiles the claim: 450 ms a claim, measured.
  */
-export const FIFO_HEAD = (t: string, c: string) => `coalesce((
+export const FIFO_HEAD = (t: string, c: string, earlier = 'e.start_after <= statement_timestamp()') => `coalesce((
       SELECT false FROM ${t} b
       WHERE b.queue = ${c}.queue AND b.singleton_key = ${c}.singleton_key AND b.id <> ${c}.id
         AND b.state IN ('retry', 'active', 'failed') AND b.policy = 'key_strict_fifo'
@@ -251,7 +252,7 @@ export const FIFO_HEAD = (t: string, c: string) => `coalesce((
     AND (${c}.state = 'retry' OR coalesce((
       SELECT false FROM ${t} e
       WHERE e.queue = ${c}.queue AND e.singleton_key = ${c}.singleton_key AND e.id < ${c}.id
-        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND e.start_after <= statement_timestamp()
+        AND e.state = 'created' AND e.policy = 'key_strict_fifo' AND ${earlier}
       LIMIT 1), true))`;
 
 /**

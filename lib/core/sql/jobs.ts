@@ -102,30 +102,37 @@ WITH target AS (
 SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried`;
 
 /**
- * The dead-lettered jobs (those that carry a source whose queue still exists) of a dead-letter queue,
- * waiting or failed there, in id order. $1 dead-letter queue, $2 most
+ * The dead-lettered jobs of a dead-letter queue that redrive may move, waiting or failed there, in id order: those
+ * that carry a source, from source queue `source` when it is not null, and whose way back (queue `destination`
+ * when it is not null, else their source queue) exists.
  */
+const REDRIVABLE = (s: string, source: string, destination: string) => `
+JOIN ${s}.queues back ON back.name = coalesce(${destination}::text, d.source_name)
+WHERE d.state IN ('created', 'retry', 'failed') AND d.source_name IS NOT NULL
+  AND (${source}::text IS NULL OR d.source_name = ${source}::text)`;
+
+/** REDRIVABLE jobs of dead-letter queue $1. $2 most, $3 source queue (null: any), $4 destination (null: their source) */
 export const listDeadLettered = (s: string, t = `${s}.jobs`) => `
-SELECT d.id::text FROM ${t} d
-JOIN ${s}.queues src ON src.name = d.source_name
-WHERE d.queue = $1 AND d.state IN ('created', 'retry', 'failed')
+SELECT d.id::text FROM ${t} d${REDRIVABLE(s, '$3', '$4')}
+  AND d.queue = $1
 ORDER BY d.id
 LIMIT $2`;
 
-/** listDeadLettered among the ids $2 (bigint[], distinct): one probe per id, not a walk of the queue. $3 most */
+/**
+ * listDeadLettered among the ids $2 (bigint[], distinct): one probe per id, not a walk of the queue. $3 most,
+ * $4 source queue (null: any), $5 destination (null: their source)
+ */
 export const listDeadLetteredByIds = (s: string, t = `${s}.jobs`) => `
 SELECT d.id::text FROM ${t} d
-JOIN ${IDS} ON d.queue = u.queue AND d.id = u.id
-JOIN ${s}.queues src ON src.name = d.source_name
-WHERE d.state IN ('created', 'retry', 'failed')
+JOIN ${IDS} ON d.queue = u.queue AND d.id = u.id${REDRIVABLE(s, '$4', '$5')}
 ORDER BY d.id
 LIMIT $3`;
 
 /**
- * Moves one dead-lettered job back to its source queue, as a new job under the source queue's current
- * settings that keeps the chain's root id. The copy and the delete happen together, and only when the
- * copy was inserted: a copy the source queue's policy refuses leaves the job where it is.
- * $1 dead-letter queue, $2 id
+ * Moves one dead-lettered job back to its source queue (or to queue $3 when it is not null), as a new job under
+ * that queue's current settings that keeps the chain's root id. The copy and the delete happen together, and only
+ * when the copy was inserted: a copy the queue's policy refuses leaves the job where it is.
+ * $1 dead-letter queue, $2 id, $3 destination (null: the job's source queue)
  */
 export const redriveJob = (s: string, t = `${s}.jobs`) => `
 WITH d AS (
@@ -142,7 +149,7 @@ WITH d AS (
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
     q.dead_letter, coalesce(d.source_root_id, d.source_id), d.trace_context
   FROM d
-  JOIN ${s}.queues q ON q.name = d.source_name
+  JOIN ${s}.queues q ON q.name = coalesce($3::text, d.source_name)
   ON CONFLICT DO NOTHING
   RETURNING id
 ), removed AS (

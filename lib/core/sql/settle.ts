@@ -26,8 +26,11 @@ import {
  * retry_count. A stale worker gets 0 rows.
  */
 
-/** The rows a completion may change: fenced to the attempt (u: ATTEMPTS; see completeJobs for the parameters). */
-const COMPLETABLE = `j.queue = u.queue AND j.id = u.id AND ${ACTIVE}
+/**
+ * The rows a completion may change: fenced to the attempt (u: ATTEMPTS; see completeJobs for the parameters), in
+ * the states `states` (ACTIVE, or QUEUED_OR_ACTIVE for complete() with includeQueued).
+ */
+const COMPLETABLE = (states: string) => `j.queue = u.queue AND j.id = u.id AND ${states}
   AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
   AND (u.claim_count IS NULL OR j.claim_count = u.claim_count)
   AND ($5::text IS NULL OR j.worker_id = $5::text) AND ${STAMPED}`;
@@ -37,7 +40,7 @@ const ATTEMPTS = (stamps: string) =>
   NAMED('id, retry_count, output, claim_count, stamp', `$2::bigint[], $3::int[], $4::jsonb[], $6::int[], ${stamps}::bigint[]`);
 
 /** The fenced completion, as the CTE `done`, for the rows that also meet `keep` (left open for what follows). */
-const COMPLETE = (t: string, stamps: string, keep = 'true') => `
+const COMPLETE = (t: string, stamps: string, keep = 'true', states = ACTIVE) => `
 WITH done AS (
 UPDATE ${t} j SET
   state = 'completed',
@@ -47,7 +50,7 @@ UPDATE ${t} j SET
   heartbeat_until = NULL,
   keep_until = ${KEEP_FINISHED}
 FROM ${ATTEMPTS(stamps)}
-WHERE ${COMPLETABLE} AND ${keep}
+WHERE ${COMPLETABLE(states)} AND ${keep}
 RETURNING j.queue, j.id, j.claim_count, ${STAMP('j')}::text AS stamp`;
 
 /**
@@ -67,8 +70,10 @@ const REMOVABLE = (s: string) => `coalesce((SELECT q.remove_on_complete FROM ${s
  * whose last parent this completes become runnable, and their queues are notified. The worker's own
  * completions, for jobs it knows to be no flow parent, go through completeLeafJobs or removeLeafJobs.
  */
-export const completeJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$8', `NOT (${REMOVABLE(s)})`)}
-), ${REMOVED(s, t, '$8')}, ${RELEASE_CHILDREN(s, 'done', '$1')}
+export const completeJobs = (s: string, t = `${s}.jobs`) => COMPLETE_ALL(s, t, ACTIVE);
+
+const COMPLETE_ALL = (s: string, t: string, states: string) => `${COMPLETE(t, '$8', `NOT (${REMOVABLE(s)})`, states)}
+), ${REMOVED(s, t, '$8', states)}, ${RELEASE_CHILDREN(s, 'done', '$1')}
 -- the NOTIFY for released children, once per statement (an uncorrelated subquery: an InitPlan)
 SELECT done.id::text, done.claim_count, done.stamp,
   (SELECT count(pg_notify($7, r.queue)) FROM (SELECT DISTINCT queue FROM released WHERE blocked_by = 0 AND state = 'created') r) AS woke,
@@ -78,9 +83,9 @@ UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, NULL, ${WAKE_HOLDING('$9')} FROM removed`;
 
 /** completeJobs' removals: the rows REMOVABLE lets go, deleted, as the CTE `removed`. */
-const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
+const REMOVED = (s: string, t: string, stamps: string, states = ACTIVE) => `removed AS (
   DELETE FROM ${t} j USING ${ATTEMPTS(stamps)}
-  WHERE ${COMPLETABLE} AND ${REMOVABLE(s)}
+  WHERE ${COMPLETABLE(states)} AND ${REMOVABLE(s)}
   RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
 )`;
 
@@ -90,11 +95,34 @@ const REMOVED = (s: string, t: string, stamps: string) => `removed AS (
  * complete() by hand, which runs completeJobs for what this one leaves (flow parents, NO_CHILDREN).
  * Parameters $1-$6 of completeJobs, $7 the stamps, and $8 its $9 (WAKE_HOLDING).
  */
-export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)}) AND ${NO_CHILDREN(s)}`)}
-), ${REMOVED(s, t, '$7')}
+export const completeNonParentJobs = (s: string, t = `${s}.jobs`) => COMPLETE_NON_PARENT(s, t, ACTIVE);
+
+const COMPLETE_NON_PARENT = (
+  s: string,
+  t: string,
+  states: string,
+) => `${COMPLETE(t, '$7', `NOT (${REMOVABLE(s)}) AND ${NO_CHILDREN(s)}`, states)}
+), ${REMOVED(s, t, '$7', states)}
 SELECT done.id::text, done.claim_count, done.stamp, ${WAKE_HOLDING('$8')} FROM done
 UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, ${WAKE_HOLDING('$8')} FROM removed`;
+
+/**
+ * "Row `j` has not finished": queued (created, retry) or active, compared as text for the reason ACTIVE gives.
+ * complete() with includeQueued (pg-boss's option) also completes jobs that never started.
+ */
+const QUEUED_OR_ACTIVE = `j.state::text IN ('created', 'retry', 'active')`;
+
+/**
+ * completeJobs for complete() with includeQueued: also completes queued jobs (QUEUED_OR_ACTIVE), with the same
+ * parameters, fence and release of children. Statements of their own, so that completeJobs keeps its text and its
+ * plans: the state test is a filter after the key probe, and a parameter in it would change the plan cached for
+ * every completion a worker sends.
+ */
+export const completeQueuedJobs = (s: string, t = `${s}.jobs`) => COMPLETE_ALL(s, t, QUEUED_OR_ACTIVE);
+
+/** completeNonParentJobs with includeQueued (see completeQueuedJobs); its parameters. */
+export const completeQueuedNonParentJobs = (s: string, t = `${s}.jobs`) => COMPLETE_NON_PARENT(s, t, QUEUED_OR_ACTIVE);
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
@@ -115,7 +143,7 @@ SELECT done.id::text, done.claim_count, done.stamp, ${WAKE_HOLDING('$8')} FROM d
 export const removeLeafJobs = (s: string, t = `${s}.jobs`) => `
 WITH removed AS (
 DELETE FROM ${t} j USING ${ATTEMPTS('$7')}
-WHERE ${COMPLETABLE} AND ${NO_CHILDREN(s)}
+WHERE ${COMPLETABLE(ACTIVE)} AND ${NO_CHILDREN(s)}
 RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
 )
 SELECT removed.id::text, removed.claim_count, removed.stamp, ${WAKE_HOLDING('$8')} FROM removed`;

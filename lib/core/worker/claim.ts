@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { inTransaction, pgExecutor, type Executor } from '../db.js';
 import { SQLSTATE, sqlState } from '../pg-errors.js';
-import { claimArgs, claimGroupedArgs, type Statements } from '../sql/index.js';
+import { claimArgs, claimGroupedArgs, fetchArgs, type Statements } from '../sql/index.js';
 import type { QueuePolicy } from '../types.js';
 
 /**
@@ -96,6 +96,17 @@ export interface ClaimFilter {
    * (STAMPED). fetch() leaves it off: a result by hand is fenced on retryCount only.
    */
   asyncCommit?: boolean;
+  /**
+   * fetch() with options (FetchOptions): claim by the fetch... statements, which may take jobs not yet due and
+   * order by due time alone. Null or absent: the workers' claims.
+   */
+  fetchOrder?: FetchOrder | null;
+}
+
+/** How fetch() with options picks: whether start_after is ignored, and whether priority orders the pick. */
+export interface FetchOrder {
+  ignoreStartAfter: boolean;
+  byPriority: boolean;
 }
 
 /**
@@ -154,7 +165,23 @@ async function claimWith(
     return [];
   };
   let rows: ClaimedRow[];
-  if (filter.groups) {
+  const f = filter.fetchOrder;
+  if (f && !filter.groups) {
+    const text =
+      policy === 'key_strict_fifo'
+        ? f.byPriority
+          ? statements.fetchJobsKeyFifo
+          : statements.fetchJobsKeyFifoByDue
+        : ONE_ACTIVE_PER_KEY.has(policy)
+          ? f.byPriority
+            ? statements.fetchJobsOnePerKey
+            : statements.fetchJobsOnePerKeyByDue
+          : f.byPriority
+            ? statements.fetchJobs
+            : statements.fetchJobsByDue;
+    rows = await claim(text, fetchArgs(request, f.ignoreStartAfter));
+    if (!f.byPriority) return rows.sort((a, b) => a.start_after - b.start_after || compareIds(a.id, b.id));
+  } else if (filter.groups) {
     rows = await claim(statements.claimJobsGrouped, claimGroupedArgs(request, filter.groups));
   } else if (policy === 'key_strict_fifo') {
     // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
