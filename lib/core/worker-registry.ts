@@ -143,6 +143,13 @@ export class WorkerRegistry {
         def.given?.groupConcurrency,
       );
     }
+    if (def.options.localGroupConcurrency && profile.policy !== 'standard') {
+      throw new InvalidOptionError(
+        'options.localGroupConcurrency',
+        `left out on a ${profile.policy} queue (group limits apply to standard queues)`,
+        def.given?.localGroupConcurrency,
+      );
+    }
     return profile;
   }
 

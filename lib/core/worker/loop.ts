@@ -21,6 +21,7 @@ import { Completer, type CompleterScope } from './completer.js';
 import { DueClock } from './due-clock.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
+import { LocalGroups } from './local-groups.js';
 import { LocalQueue, type Dispatcher } from './local-queue.js';
 import { SlowClaims } from './slow-claims.js';
 import type { WorkerContext } from './worker-context.js';
@@ -53,7 +54,9 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
 export class Worker {
   private stopping = false;
   private readonly scope: WorkerScope;
-  private readonly attempts = new Attempts();
+  private readonly attempts: Attempts;
+  /** The running jobs per group, under localGroupConcurrency (null: the option is unset). */
+  private readonly groups: LocalGroups | null;
   private readonly local: Dispatcher;
   /** A batch handler's calls (WorkOptions.batch); null for a handler of one job. */
   private readonly batches: BatchRunner | null = null;
@@ -97,7 +100,9 @@ export class Worker {
       events: ctx.events,
       tracing: ctx.tracing,
     };
-    const attempts = this.attempts;
+    // a group at its local limit had jobs passed over: the loop looks again once it has room
+    this.groups = options.localGroupConcurrency ? new LocalGroups(options.localGroupConcurrency, () => this.notify()) : null;
+    const attempts = (this.attempts = new Attempts(this.groups));
     this.due = new DueClock(this.scope);
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
@@ -183,6 +188,7 @@ export class Worker {
         const claimStarted = performance.now();
         rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, {
           groups: this.options.groupConcurrency,
+          localGroups: this.groups?.claimArgs() ?? null,
           asyncCommit: true,
         });
         claimMs = performance.now() - claimStarted;
