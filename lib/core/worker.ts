@@ -16,4 +16,5 @@ export {
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
 export { Worker } from './worker/loop.js';
+export { callingAttempts } from './worker/handler-scope.js';
 export type { WorkerContext } from './worker/worker-context.js';

@@ -13,6 +13,7 @@ import type { Attempt } from './attempt.js';
 import { toJob } from './claimed-job.js';
 import type { Completer } from './completer.js';
 import { describeFailure, type FailureInfo } from './failure.js';
+import { inHandlerScope } from './handler-scope.js';
 import type { LeaseClock } from './lease-clock.js';
 
 /** What running an attempt needs from its worker. */
@@ -67,7 +68,7 @@ export class AttemptRunner {
       let failure: FailureInfo | null = null;
       try {
         const job = toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt));
-        output = toJson('handler output', await this.call(attempt.row, job));
+        output = toJson('handler output', await this.call(attempt, job));
       } catch (err) {
         failure = describeFailure(err, attempt.row.retry_count);
       }
@@ -83,10 +84,15 @@ export class AttemptRunner {
     }
   }
 
-  /** The handler's call for one job: inside an attempt span when tracing (a plain call otherwise, no async frame). */
-  private call(row: Attempt['row'], job: Job): unknown {
+  /**
+   * The handler's call for one job, in the attempt's handler scope (a stop call it makes leaves its attempt out of
+   * the drain): inside an attempt span when tracing (a plain call otherwise, no async frame).
+   */
+  private call(attempt: Attempt, job: Job): unknown {
     const tracing = this.scope.tracing;
-    return tracing ? tracing.attempt(row, () => this.handler(job)) : this.handler(job);
+    return tracing
+      ? tracing.attempt(attempt.row, () => inHandlerScope(attempt, this.handler, job))
+      : inHandlerScope(attempt, this.handler, job);
   }
 
   /** Aborts the signals of `attempts` for shutdown; from now on a throw hands its job back. */
@@ -135,7 +141,7 @@ export class AttemptRunner {
       let output: string | null = null;
       try {
         const job = toJob(row, attempt.abort, () => this.clock.heartbeat(attempt), tx.client);
-        output = toJson('handler output', await this.call(row, job));
+        output = toJson('handler output', await this.call(attempt, job));
       } catch (err) {
         failure = describeFailure(err, row.retry_count);
       }

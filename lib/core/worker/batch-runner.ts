@@ -10,6 +10,7 @@ import type { AttemptRunner } from './attempt-runner.js';
 import { ClaimedJob } from './claimed-job.js';
 import { describeFailure, type FailureInfo } from './failure.js';
 import type { LeaseClock } from './lease-clock.js';
+import { inHandlerScope } from './handler-scope.js';
 
 /** What a batch call needs from its worker. */
 export interface BatchRunnerScope {
@@ -161,9 +162,9 @@ export class BatchRunner {
           ? tracing.batch(
               this.scope.queue,
               batch.map((a) => a.row),
-              () => this.handler(jobs),
+              () => inHandlerScope(batch, this.handler, jobs),
             )
-          : this.handler(jobs));
+          : inHandlerScope(batch, this.handler, jobs));
       } catch (err) {
         threw = true;
         thrown = err;
