@@ -10,7 +10,7 @@ import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
 import type { BatchHandler, JobHandler, LoopInfo, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
-import { callingAttempts, newWorkerId, Worker, type WorkerContext } from './worker.js';
+import { callingFrames, handlerFrameOf, newWorkerId, Worker, type WorkerContext } from './worker.js';
 
 /** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
 interface LoopDefinition {
@@ -22,6 +22,8 @@ interface LoopDefinition {
   handler: JobHandler | BatchHandler;
   /** Started once already: the next start is a new loop with a new id (`id` is the first one's). */
   started: boolean;
+  /** The frame the handler names as its own (HANDLER_FRAME), or null. */
+  frame: string | null;
 }
 
 /** This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here. */
@@ -77,6 +79,7 @@ export class WorkerRegistry {
       given: options,
       handler,
       started: false,
+      frame: handlerFrameOf(given),
     };
     return this.serial(async () => {
       if (!this.isHeld(name)) return this.start(def);
@@ -182,6 +185,7 @@ export class WorkerRegistry {
       tracing: this.rt.tracing,
     };
     const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
+    worker.frame = def.frame;
     def.started = true;
     this.workers.set(worker.id, worker);
     this.definitions.set(worker.id, def);
@@ -231,21 +235,20 @@ export class WorkerRegistry {
   }
 
   /**
-   * Runs a stop call. Made by a handler (its attempts in the handler scope), those attempts are left out of every
-   * drain while it runs: the drain waits for the handler, which waits for the stop. The handler then goes on, and
-   * its job is settled as any other's.
+   * Runs a stop call. Made by a handler of a loop (its stack leads back to the loop's frame, loop-frame.ts), that
+   * loop's drains do not wait for the handler while it runs: the drain would wait for the handler, which waits for
+   * the stop. The handler then goes on, and its job is settled as any other's.
    */
   private async fromHandler<T>(call: () => Promise<T>): Promise<T> {
-    const mine = callingAttempts();
-    if (mine.length === 0) return call();
-    const changed = () => [...this.workers.values(), ...this.detached].forEach((w) => w.exemptionsChanged());
-    for (const a of mine) a.stopCalls++;
-    changed();
+    const { loops: ids, frames } = callingFrames();
+    const frameOf = (w: Worker) => this.definitions.get(w.id)?.frame ?? w.frame;
+    const loops = [...this.workers.values(), ...this.detached].filter((w) => ids.includes(w.id) || frames.includes(frameOf(w) ?? ''));
+    if (loops.length === 0) return call();
+    for (const w of loops) w.handlerStopCall(1);
     try {
       return await call();
     } finally {
-      for (const a of mine) a.stopCalls--;
-      changed();
+      for (const w of loops) w.handlerStopCall(-1);
     }
   }
 

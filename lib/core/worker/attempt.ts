@@ -44,8 +44,6 @@ export class Attempt {
   readonly claimedAt: number;
   /** A transactional handler's transaction, once begun: given up when the attempt is cut off or handed back. */
   tx: JobTransaction | null = null;
-  /** Stop calls (offWork, stopWorking, stopWorkers) its handler has made and awaits: a drain does not wait for it then. */
-  stopCalls = 0;
   /** Settles when the attempt is done (set once, by whoever runs it). */
   finished: Promise<void> = SETTLED;
   #state: AttemptState = 'running';

@@ -1,7 +1,7 @@
 // Draining a worker's attempts when its loop stops: wait for the handlers up to a deadline, then abort their signals,
 // give them a moment, and hand back the jobs of those still running. An attempt whose handler is awaiting a stop
-// call (offWork, stopWorking, stopWorkers from inside the handler) is left out: waiting for it would be waiting for
-// the stop itself. It goes on under its lease and completes once the stop has returned to it.
+// call (offWork, stopWorking, stopWorkers from inside the handler, loop-frame.ts) is left out: waiting for it would be
+// waiting for the stop itself. It goes on under its lease and completes once the stop has returned to it.
 import type { Attempt, Attempts } from './attempt.js';
 import type { AttemptRunner } from './attempt-runner.js';
 import type { Completer } from './completer.js';
@@ -23,38 +23,58 @@ export interface DrainParts {
   readonly queue: string;
   readonly log: { log(message: string): void };
   error(err: unknown, context: string): void;
+  /** Handler calls that have not returned (one per running attempt; one per batch with `batch`). */
+  runningCalls(): number;
 }
 
-/** A worker's drain: every attempt but those whose handler awaits a stop call (Attempt.stopCalls). */
+/**
+ * A worker's drain. Which of its handlers await a stop call is not known, only how many such calls are in progress
+ * (`stopCalls`, each made by a handler of this loop, found on the call's stack): each of them holds a handler call
+ * that cannot return before the stop does. So the drain is done once every attempt left is running and no more
+ * handler calls run than there are such stop calls: those are the callers'.
+ */
 export class Drain {
-  /** Drains waiting now, told when an attempt's handler begins or ends a stop call. */
+  /** Stop calls in progress made by this loop's handlers. */
+  private stopCalls = 0;
+  /** Drains waiting now, told when `stopCalls` changes. */
   private readonly waiting = new Set<() => void>();
 
   constructor(private readonly p: DrainParts) {}
 
-  /** An attempt's handler began or ended a stop call: what a drain waits for changed. */
-  exemptionsChanged(): void {
+  /** A handler of this loop began (+1) or ended (-1) a stop call. */
+  handlerStopCall(delta: 1 | -1): void {
+    this.stopCalls += delta;
     for (const wake of this.waiting) wake();
   }
 
-  /** The attempts a drain waits for. */
-  private others(): Attempt[] {
-    return [...this.p.attempts.values()].filter((a) => a.stopCalls === 0);
+  /** Attempts left, if the drain must still wait for some; null when it is done. */
+  private left(): Attempt[] | null {
+    const left = [...this.p.attempts.values()];
+    if (left.length === 0) return null;
+    if (this.stopCalls > 0 && this.p.runningCalls() <= this.stopCalls && left.every((a) => a.state === 'running')) return null;
+    return left;
   }
 
-  /** Waits until every attempt but the exempt ones is done (true), or `until` settles first (false). */
+  /** Waits until the drain is done (true), or `until` settles first (false). */
   private async othersFinished(until: Promise<void> | null): Promise<boolean> {
     for (;;) {
-      const others = this.others();
-      if (others.length === 0) return true;
+      const left = this.left();
+      if (left === null) return true;
       let wake!: () => void;
       const changed = new Promise<'changed'>((r) => (wake = () => r('changed')));
       this.waiting.add(wake);
-      const all = Promise.allSettled(others.map((a) => a.finished)).then(() => 'done' as const);
-      const outcome = await Promise.race(until ? [all, changed, until.then(() => 'timeout' as const)] : [all, changed]);
+      // with no stop call from a handler, every attempt is waited for (one promise); otherwise each end counts
+      const ends = left.map((a) => a.finished);
+      const some = (this.stopCalls === 0 ? Promise.allSettled(ends) : Promise.race(ends)).then(() => 'done' as const);
+      const outcome = await Promise.race(until ? [some, changed, until.then(() => 'timeout' as const)] : [some, changed]);
       this.waiting.delete(wake);
       if (outcome === 'timeout') return false;
     }
+  }
+
+  /** The attempts whose handlers still run, past the deadline: a caller's among them cannot be told apart. */
+  private running(): Attempt[] {
+    return [...this.p.attempts.values()].filter((a) => a.state === 'running');
   }
 
   /**
@@ -67,12 +87,12 @@ export class Drain {
     const drained = await this.othersFinished(timeout.promise);
     timeout.cancel();
     if (!drained) {
-      runner.askToStop(this.others());
+      runner.askToStop(this.running());
       const grace = delay(ABORT_GRACE_MS);
       await this.othersFinished(grace.promise);
       grace.cancel();
     }
-    const unfinished = this.others().filter((a) => a.state === 'running');
+    const unfinished = this.left() === null ? [] : this.running();
     if (unfinished.length > 0) {
       for (const a of unfinished) {
         attempts.release(a);

@@ -67,6 +67,8 @@ export class Worker {
   private rearm: (() => void) | null = null;
   private readonly slowClaims: SlowClaims;
   private readonly drain: Drain;
+  /** The frame its handler names as its own (HANDLER_FRAME; kept here for once the registry forgot the loop). */
+  frame: string | null = null;
   /** Stopped with attempts left running (their handler awaited a stop call): the lease clock stops after them. */
   private detached = false;
 
@@ -112,6 +114,7 @@ export class Worker {
       queue,
       log: ctx.log,
       error: (err, context) => ctx.error(err, context),
+      runningCalls: () => (this.batches ? this.batches.active : attempts.busy),
     });
     if (options.batch) {
       const batches = new BatchRunner(this.scope, handler as BatchHandler, this.clock, this.runner, (a) => this.returned(a));
@@ -378,8 +381,8 @@ export class Worker {
     else this.detached = true;
   }
 
-  /** An attempt's handler began or ended a stop call (see Drain). */
-  exemptionsChanged(): void {
-    this.drain.exemptionsChanged();
+  /** A handler of this loop began (+1) or ended (-1) a stop call (see Drain). */
+  handlerStopCall(delta: 1 | -1): void {
+    this.drain.handlerStopCall(delta);
   }
 }
