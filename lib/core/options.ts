@@ -81,7 +81,15 @@ const QUEUE_KEYS = new Set<string>([
   'rateLimit',
   ...JOB_DEFAULT_KEYS,
 ]);
-const WORK_KEYS = new Set<string>(['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'batch']);
+const WORK_KEYS = new Set<string>([
+  'concurrency',
+  'batchSize',
+  'pollingIntervalSeconds',
+  'transactional',
+  'groupConcurrency',
+  'localGroupConcurrency',
+  'batch',
+]);
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
 export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
@@ -192,6 +200,8 @@ export function parseStartAfter(field: string, value: unknown): { startAt?: Date
 export interface ParsedWorkOptions {
   transactional: boolean;
   groupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
+  /** Jobs of one group this loop runs at once (WorkOptions.localGroupConcurrency); null: no local limit. */
+  localGroupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
   concurrency: number;
   batchSize: number;
   pollingIntervalSeconds: number;
@@ -210,9 +220,14 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   const transactional = optBool(`${field}.transactional`, o.transactional) ?? false;
   // one transaction per batch would make every job's result wait for the others' and fall with any of them
   if (batch && transactional) throw new InvalidOptionError(`${field}.transactional`, 'false or unset with batch: true', true);
+  // a batch handler call holds jobs of any groups together: a per-group count of running jobs has no meaning there
+  if (batch && o.localGroupConcurrency !== undefined && o.localGroupConcurrency !== null) {
+    throw new InvalidOptionError(`${field}.localGroupConcurrency`, 'unset with batch: true', o.localGroupConcurrency);
+  }
   return {
     transactional,
     groupConcurrency: parseGroupConcurrency(`${field}.groupConcurrency`, o.groupConcurrency),
+    localGroupConcurrency: parseGroupConcurrency(`${field}.localGroupConcurrency`, o.localGroupConcurrency, concurrency),
     concurrency,
     batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? (batch ? DEFAULT_BATCH_SIZE : concurrency),
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
@@ -220,16 +235,19 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   };
 }
 
-/** `groupConcurrency`: one limit for every group, or limits per tier (`default` for groups of other tiers). */
-function parseGroupConcurrency(field: string, value: unknown): ParsedWorkOptions['groupConcurrency'] {
+/**
+ * `groupConcurrency` and `localGroupConcurrency`: one limit for every group, or limits per tier (`default` for groups
+ * of other tiers), each at most `max` (a local limit: the loop's concurrency, above which it would mean nothing).
+ */
+function parseGroupConcurrency(field: string, value: unknown, max = 100_000): ParsedWorkOptions['groupConcurrency'] {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'number') return { default: int(field, value, 1, 100_000), tiers: {} };
+  if (typeof value === 'number') return { default: int(field, value, 1, max), tiers: {} };
   const o = record(field, value);
   const tiers: Record<string, number> = {};
   let fallback: number | null = null;
   for (const [tier, limit] of Object.entries(o)) {
-    if (tier === 'default') fallback = int(`${field}.default`, limit, 1, 100_000);
-    else tiers[optKey(`${field} tier name`, tier, 255)!] = int(`${field}.${tier}`, limit, 1, 100_000);
+    if (tier === 'default') fallback = int(`${field}.default`, limit, 1, max);
+    else tiers[optKey(`${field} tier name`, tier, 255)!] = int(`${field}.${tier}`, limit, 1, max);
   }
   return { default: fallback, tiers };
 }

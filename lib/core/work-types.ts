@@ -57,6 +57,15 @@ export interface WorkOptions {
    */
   groupConcurrency?: number | Record<string, number>;
   /**
+   * At most this many jobs of one group (the job's `group.id`) run at once in this loop, counted in the process:
+   * one number for every group, or limits per tier (`{ free: 1, pro: 3, default: 2 }`; a group of a tier not
+   * listed, with no `default`, has no limit). Each an integer from 1 to `concurrency`. The loop's claim passes over
+   * the groups it runs to their limit and takes no more of a group than its room, so a claimed job never waits for
+   * its group. Jobs without a group are not limited. With `groupConcurrency` both limits apply. Standard queues
+   * only; not with `batch`.
+   */
+  localGroupConcurrency?: number | Record<string, number>;
+  /**
    * The handler receives the jobs of a claim together, up to `batchSize` of them (`Job[]`, each a `BatchJob`).
    * What it returns completes them all with that output, and a throw fails them all; a `Map` from job id to
    * output, or to an `Error` for a job that failed, settles each one by one (a job the map leaves out completes

@@ -10,7 +10,7 @@ import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
 import type { BatchHandler, JobHandler, LoopInfo, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
-import { newWorkerId, Worker, type WorkerContext } from './worker.js';
+import { callingFrames, handlerFrameOf, newWorkerId, Worker, type WorkerContext } from './worker.js';
 
 /** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
 interface LoopDefinition {
@@ -22,6 +22,8 @@ interface LoopDefinition {
   handler: JobHandler | BatchHandler;
   /** Started once already: the next start is a new loop with a new id (`id` is the first one's). */
   started: boolean;
+  /** The frame the handler names as its own (HANDLER_FRAME), or null. */
+  frame: string | null;
 }
 
 /** This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here. */
@@ -43,6 +45,8 @@ export class WorkerRegistry {
    */
   private control: Promise<unknown> = Promise.resolve();
   private notifier: Notifier | null = null;
+  /** Loops stopped with attempts still running (their handler awaited a stop call), until those are done. */
+  private readonly detached = new Set<Worker>();
   /** Told when a loop starts or stops (the workers registry refreshes this instance's row then). */
   loopsChanged: () => void = () => undefined;
 
@@ -75,6 +79,7 @@ export class WorkerRegistry {
       given: options,
       handler,
       started: false,
+      frame: handlerFrameOf(given),
     };
     return this.serial(async () => {
       if (!this.isHeld(name)) return this.start(def);
@@ -92,18 +97,20 @@ export class WorkerRegistry {
    */
   async stopWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
-    return this.serial(async () => {
-      if (name === undefined) {
-        this.holdAll = true;
-        this.released.clear();
-      } else {
-        this.heldQueues.add(name);
-        this.released.delete(name);
-      }
-      const which = (w: Worker) => name === undefined || w.queue === name;
-      for (const w of this.workers.values()) if (which(w)) this.held.push(this.definitions.get(w.id)!);
-      await this.stop(which, this.rt.config.shutdownTimeoutMs);
-    });
+    return this.fromHandler(() =>
+      this.serial(async () => {
+        if (name === undefined) {
+          this.holdAll = true;
+          this.released.clear();
+        } else {
+          this.heldQueues.add(name);
+          this.released.delete(name);
+        }
+        const which = (w: Worker) => name === undefined || w.queue === name;
+        for (const w of this.workers.values()) if (which(w)) this.held.push(this.definitions.get(w.id)!);
+        await this.stop(which, this.rt.config.shutdownTimeoutMs);
+      }),
+    );
   }
 
   /**
@@ -143,6 +150,13 @@ export class WorkerRegistry {
         def.given?.groupConcurrency,
       );
     }
+    if (def.options.localGroupConcurrency && profile.policy !== 'standard') {
+      throw new InvalidOptionError(
+        'options.localGroupConcurrency',
+        `left out on a ${profile.policy} queue (group limits apply to standard queues)`,
+        def.given?.localGroupConcurrency,
+      );
+    }
     return profile;
   }
 
@@ -171,6 +185,7 @@ export class WorkerRegistry {
       tracing: this.rt.tracing,
     };
     const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
+    worker.frame = def.frame;
     def.started = true;
     this.workers.set(worker.id, worker);
     this.definitions.set(worker.id, def);
@@ -186,6 +201,7 @@ export class WorkerRegistry {
         await w.stop(timeoutMs);
         this.workers.delete(w.id);
         this.definitions.delete(w.id);
+        if (w.activeCount > 0) this.detached.add(w);
       }),
     );
     this.loopsChanged();
@@ -194,18 +210,50 @@ export class WorkerRegistry {
   /** Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own), and forgets them. */
   async offWork(nameOrId: string): Promise<void> {
     const picks = (d: LoopDefinition | undefined) => d !== undefined && (d.id === nameOrId || d.name === nameOrId);
-    return this.serial(async () => {
-      this.held = this.held.filter((d) => !picks(d));
-      await this.stop((w) => w.id === nameOrId || picks(this.definitions.get(w.id)), this.rt.config.shutdownTimeoutMs);
+    return this.fromHandler(() =>
+      this.serial(async () => {
+        this.held = this.held.filter((d) => !picks(d));
+        await this.stop((w) => w.id === nameOrId || picks(this.definitions.get(w.id)), this.rt.config.shutdownTimeoutMs);
+      }),
+    );
+  }
+
+  /**
+   * Stops every loop, then the LISTEN connection; held loops are forgotten with the rest. What stopped loops left
+   * running (handlers that awaited a stop call) is drained too, as at shutdown.
+   */
+  async stopAll(timeoutMs: number): Promise<void> {
+    return this.fromHandler(async () => {
+      this.held = [];
+      const deadline = Date.now() + timeoutMs;
+      await this.stop(() => true, timeoutMs);
+      await Promise.all([...this.detached].map((w) => w.finish(timeoutMs, deadline)));
+      this.pruneDetached();
+      await this.notifier?.stop();
+      this.notifier = null;
     });
   }
 
-  /** Stops every loop, then the LISTEN connection; held loops are forgotten with the rest. */
-  async stopAll(timeoutMs: number): Promise<void> {
-    this.held = [];
-    await this.stop(() => true, timeoutMs);
-    await this.notifier?.stop();
-    this.notifier = null;
+  /**
+   * Runs a stop call. Made by a handler of a loop (its stack leads back to the loop's frame, loop-frame.ts), that
+   * loop's drains do not wait for the handler while it runs: the drain would wait for the handler, which waits for
+   * the stop. The handler then goes on, and its job is settled as any other's.
+   */
+  private async fromHandler<T>(call: () => Promise<T>): Promise<T> {
+    const { loops: ids, frames } = callingFrames();
+    const frameOf = (w: Worker) => this.definitions.get(w.id)?.frame ?? w.frame;
+    const loops = [...this.workers.values(), ...this.detached].filter((w) => ids.includes(w.id) || frames.includes(frameOf(w) ?? ''));
+    if (loops.length === 0) return call();
+    for (const w of loops) w.handlerStopCall(1);
+    try {
+      return await call();
+    } finally {
+      for (const w of loops) w.handlerStopCall(-1);
+    }
+  }
+
+  private pruneDetached(): void {
+    for (const w of this.detached) if (w.activeCount === 0) this.detached.delete(w);
   }
 
   /** The queues whose loops this instance holds stopped, as the workers registry shows them. */
@@ -245,8 +293,9 @@ export class WorkerRegistry {
   }
 
   get activeJobCount(): number {
+    this.pruneDetached();
     let n = 0;
-    for (const w of this.workers.values()) n += w.activeCount;
+    for (const w of [...this.workers.values(), ...this.detached]) n += w.activeCount;
     return n;
   }
 

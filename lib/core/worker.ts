@@ -16,4 +16,5 @@ export {
 export { LazyAbort, toJob } from './worker/claimed-job.js';
 export { describeFailure, type FailureInfo } from './worker/failure.js';
 export { Worker } from './worker/loop.js';
+export { callingFrames, handlerFrameOf, HANDLER_FRAME } from './worker/loop-frame.js';
 export type { WorkerContext } from './worker/worker-context.js';

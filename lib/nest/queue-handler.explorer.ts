@@ -7,6 +7,7 @@ import type { JobDefinition } from '../core/job-definition.js';
 import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
 import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
+import { HANDLER_FRAME } from '../core/worker.js';
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
 import { boundFilters, withFilters, type BoundFilter } from './handler-filters.js';
@@ -150,6 +151,9 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
     const run = withFilters(inPipeline, h.filters, QUEUE_CONTEXT_TYPE);
     // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
     Object.defineProperty(run, 'name', { value: h.where });
+    // the method's frame is its own: a stop call it makes (queue.offWork) is seen as its loop's handler's, also
+    // through an interceptor, which calls the method from RxJS (see loop-frame.ts)
+    Object.defineProperty(run, HANDLER_FRAME, { value: h.where });
     return run;
   }
 

@@ -70,6 +70,20 @@ describe('handler registration', () => {
     );
   });
 
+  it('a localGroupConcurrency above the concurrency makes bootstrap throw with the field, the range and the value', async () => {
+    @Injectable()
+    class TooWide {
+      @QueueHandler('bad-local-groups', { concurrency: 2, localGroupConcurrency: { pro: 3 } })
+      handle() {}
+    }
+    @Module({ imports: [QueueModule.forRoot({ connectionString: testUrl(), schema })], providers: [TooWide] })
+    class TooWideModule {}
+    const err = await NestFactory.createApplicationContext(TooWideModule, { ...quiet, abortOnError: false }).catch((e: Error) => e);
+    expect((err as Error).message).toContain(
+      "@QueueHandler('bad-local-groups') on TooWide.handle.localGroupConcurrency.pro must be an integer from 1 to 2, got 3",
+    );
+  });
+
   it('a handler on a provider built by a factory is found too', async () => {
     const handled: string[] = [];
     class Built {

@@ -56,7 +56,7 @@ const READY = (s: string, due = DUE_NOW) => `j.queue = $1 AND j.state < 'active'
  * refused. Any durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim
  * included.
  */
-const CLAIM_UPDATE = (s: string, t: string, asyncCommit: string) => `
+const CLAIM_UPDATE = (s: string, t: string, asyncCommit: string, extra = '') => `
 UPDATE ${t} j SET
   state = 'active',
   claim_count = j.claim_count + 1,
@@ -76,7 +76,7 @@ RETURNING j.id::text, j.queue, j.data, j.priority, j.retry_count, j.claim_count,
   -- for the worker's choice of statement: the leaf statements check it again when they write (NO_CHILDREN).
   NOT ${NO_CHILDREN(s)} AS parent,
   -- removeOnComplete, as the queue says at the claim; a job holding a throttle slot is kept (the slot stays taken)
-  coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false) AND j.singleton_on IS NULL AS remove`;
+  coalesce((SELECT q.remove_on_complete FROM ${s}.queues q WHERE q.name = $1), false) AND j.singleton_on IS NULL AS remove${extra}`;
 
 /**
  * The pick shared by the plain claims: locks the next $2 ready rows (that also meet `where`) in claim order,
@@ -248,7 +248,34 @@ export const fetchJobsKeyFifoByDue = (s: string, t = `${s}.jobs`) => KEY_FIFO(s,
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 default limit (null: none), $7 tiers text[], $8 tier limits int[], $9 commit without waiting for the flush
  */
-export const claimJobsGrouped = (s: string, t = `${s}.jobs`) => `
+export const claimJobsGrouped = (s: string, t = `${s}.jobs`) => GROUPED(s, t, false);
+
+/**
+ * claimJobsGrouped under a worker's localGroupConcurrency too (both limits apply): the groups this loop runs
+ * to their local limit are passed over, and no group gets more jobs than its local room. The local counts are
+ * the loop's own, passed in: the statement counts nothing more than claimJobsGrouped does.
+ *
+ * $1-$9 as claimJobsGrouped, then the local limits: $10 saturated group ids text[], $11 busy group ids text[],
+ * $12 their rooms int[], $13 default limit (null: none), $14 tiers text[], $15 tier limits int[]
+ */
+export const claimJobsGroupedLocal = (s: string, t = `${s}.jobs`) => GROUPED(s, t, true);
+
+/**
+ * A group's room under a worker's localGroupConcurrency, for a candidate row `r` (group_id, group_tier): its
+ * room beside the jobs this loop runs of it (the busy groups' arrays), else its tier's limit, else the default,
+ * else no limit. `$n` is the first of the six local arguments (saturated, busy, rooms, default, tiers, limits).
+ */
+const LOCAL_ROOM = (r: string, n: number) => `coalesce(
+      (SELECT b.room FROM unnest($${n + 1}::text[], $${n + 2}::int[]) AS b(id, room) WHERE b.id = ${r}.group_id),
+      (SELECT l.lim FROM unnest($${n + 4}::text[], $${n + 5}::int[]) AS l(tier, lim) WHERE l.tier = ${r}.group_tier),
+      $${n + 3}::int, 2147483647)`;
+
+/** The group columns a local-group claim returns: the loop counts its running jobs per group by them. */
+const GROUP_COLUMNS = `,
+  j.group_id, j.group_tier`;
+
+/** claimJobsGrouped, with `local`: under localGroupConcurrency too (claimJobsGroupedLocal). */
+const GROUPED = (s: string, t: string, local: boolean) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.group_id, j.group_tier, j.priority, j.start_after
   FROM ${t} j
@@ -256,7 +283,12 @@ WITH candidates AS MATERIALIZED (
     -- a group already at its limit is passed over here, so its backlog never fills the window
     AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
       OR (SELECT count(*) FROM ${t} a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
-        < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))
+        < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))${
+          local
+            ? `
+    AND (j.group_id IS NULL OR j.group_id <> ALL ($10::text[]))`
+            : ''
+        }
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 16
 ), ranked AS (
@@ -269,11 +301,45 @@ WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel
   FROM ranked r
   JOIN ${t} j ON j.queue = r.queue AND j.id = r.id
-  WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
+  WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)${
+    local
+      ? `
+    AND (r.group_id IS NULL OR r.rank <= ${LOCAL_ROOM('r', 10)})`
+      : ''
+  }
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
-)${CLAIM_UPDATE(s, t, '$9')}`;
+)${CLAIM_UPDATE(s, t, '$9', local ? GROUP_COLUMNS : '')}`;
+
+/**
+ * The claim under a worker's localGroupConcurrency alone (standard queues): the plain pick, less the groups this
+ * loop already runs to their local limit, and at most a group's local room of each group (ranked within a window
+ * of 4 × batch rows, locked as the pick locks, like claimJobsOnePerKey's). The counts are the loop's, passed in:
+ * no count of active jobs is read, so it costs what the plain claim does but for the window and the ranking.
+ * A group whose backlog fills the window gets its room this claim and is passed over by the next one's pick.
+ *
+ * $1-$6 as claimJobs, then $7 saturated group ids text[], $8 busy group ids text[], $9 their rooms int[],
+ * $10 default limit (null: none), $11 tiers text[], $12 tier limits int[]
+ */
+export const claimJobsLocalGroups = (s: string, t = `${s}.jobs`) => `
+WITH candidates AS MATERIALIZED (
+  SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.group_id, j.group_tier, j.priority, j.start_after
+  FROM ${t} j
+  WHERE ${READY(s)}
+    AND (j.group_id IS NULL OR j.group_id <> ALL ($7::text[]))
+  ORDER BY j.priority DESC, j.start_after, j.id
+  LIMIT $2 * 4
+  FOR UPDATE SKIP LOCKED
+), next AS MATERIALIZED (
+  SELECT r.queue, r.id, r.tid, r.rel FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY c.group_id ORDER BY c.priority DESC, c.start_after, c.id) AS rank
+    FROM candidates c
+  ) r
+  WHERE r.group_id IS NULL OR r.rank <= ${LOCAL_ROOM('r', 7)}
+  ORDER BY r.priority DESC, r.start_after, r.id
+  LIMIT $2
+)${CLAIM_UPDATE(s, t, '$6', GROUP_COLUMNS)}`;
 
 // ---- arguments: each statement's $n order, written once ----
 
@@ -296,6 +362,24 @@ export function claimArgs(r: ClaimRequest): unknown[] {
 /** The arguments of the fetch... claims ($1-$7): claimArgs' and ignoreStartAfter. */
 export function fetchArgs(r: ClaimRequest, ignoreStartAfter: boolean): unknown[] {
   return [...claimArgs(r), ignoreStartAfter];
+}
+
+/** A loop's local group limits as a claim takes them (see LocalGroups.claimArgs). */
+export interface LocalGroupArgs {
+  /** Groups this loop runs to their limit: none of their jobs is claimed. */
+  saturated: string[];
+  /** Groups this loop runs below their limit, and the room each has left. */
+  busy: string[];
+  rooms: number[];
+  /** The limit of a group of no listed tier (null: none), and the tiers' limits. */
+  default: number | null;
+  tiers: string[];
+  limits: number[];
+}
+
+/** The six local arguments of claimJobsLocalGroups ($7-$12) and claimJobsGroupedLocal ($10-$15). */
+export function localGroupArgs(g: LocalGroupArgs): unknown[] {
+  return [g.saturated, g.busy, g.rooms, g.default, g.tiers, g.limits];
 }
 
 /** The arguments of claimJobsGrouped ($1-$9): a worker's group limits between the priorities and the commit. */

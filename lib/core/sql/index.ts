@@ -50,7 +50,7 @@ type StatementName<K> = K extends `${string}Args` ? never : K;
 /** Every runtime statement, rendered once for one schema. */
 export type Statements = { readonly [K in keyof typeof builders as StatementName<K>]: string };
 
-export { claimArgs, claimGroupedArgs, fetchArgs } from './claim.js';
+export { claimArgs, claimGroupedArgs, fetchArgs, localGroupArgs, type LocalGroupArgs } from './claim.js';
 export { completeArgs, completeLeafArgs, failArgs } from './settle.js';
 export { heartbeatArgs, releaseArgs, touchArgs } from './lease.js';
 export { insertArgs } from './enqueue.js';

@@ -13,6 +13,7 @@ import type { Attempt } from './attempt.js';
 import { toJob } from './claimed-job.js';
 import type { Completer } from './completer.js';
 import { describeFailure, type FailureInfo } from './failure.js';
+import { loopFrame } from './loop-frame.js';
 import type { LeaseClock } from './lease-clock.js';
 
 /** What running an attempt needs from its worker. */
@@ -42,6 +43,12 @@ export class AttemptRunner {
    */
   private stopAsked = false;
 
+  /**
+   * Runs one attempt and writes its outcome. Never rejects: a failure of the engine itself is reported, and
+   * the job, unsettled, stays under its lease until the reaper puts it back.
+   */
+  readonly run: (attempt: Attempt) => Promise<void>;
+
   /** `returned`: the handler of a running attempt returned (or threw); its outcome is written next. */
   constructor(
     private readonly scope: AttemptRunnerScope,
@@ -50,37 +57,34 @@ export class AttemptRunner {
     private readonly clock: LeaseClock,
     private readonly completer: Completer,
     private readonly returned: (attempt: Attempt) => void,
-  ) {}
-
-  /**
-   * Runs one attempt and writes its outcome. Never rejects: a failure of the engine itself is reported, and
-   * the job, unsettled, stays under its lease until the reaper puts it back.
-   */
-  async run(attempt: Attempt): Promise<void> {
-    try {
-      if (this.transactional) {
-        await this.runInTransaction(attempt);
-        return;
-      }
-      // The plain path inline, one async frame per job: it is the drain's hot path.
-      let output: string | null = null;
-      let failure: FailureInfo | null = null;
+  ) {
+    // named after the loop: a stop call its handler makes finds the loop on its (async) stack; see loop-frame.ts
+    this.run = loopFrame(scope.workerId, async (attempt: Attempt): Promise<void> => {
       try {
-        const job = toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt));
-        output = toJson('handler output', await this.call(attempt.row, job));
+        if (this.transactional) {
+          await this.runInTransaction(attempt);
+          return;
+        }
+        // The plain path inline, one async frame per job: it is the drain's hot path.
+        let output: string | null = null;
+        let failure: FailureInfo | null = null;
+        try {
+          const job = toJob(attempt.row, attempt.abort, () => this.clock.heartbeat(attempt));
+          output = toJson('handler output', await this.call(attempt.row, job));
+        } catch (err) {
+          failure = describeFailure(err, attempt.row.retry_count);
+        }
+        // Cut off (lease) or handed back (shutdown) while the handler ran: what it returned is ignored.
+        if (attempt.released) return;
+        this.returned(attempt);
+        await this.settle(attempt, output, failure);
       } catch (err) {
-        failure = describeFailure(err, attempt.row.retry_count);
+        this.scope.error(
+          err,
+          `running job ${attempt.row.id} of queue "${this.scope.queue}"; it returns to the queue when its lease runs out`,
+        );
       }
-      // Cut off (lease) or handed back (shutdown) while the handler ran: what it returned is ignored.
-      if (attempt.released) return;
-      this.returned(attempt);
-      await this.settle(attempt, output, failure);
-    } catch (err) {
-      this.scope.error(
-        err,
-        `running job ${attempt.row.id} of queue "${this.scope.queue}"; it returns to the queue when its lease runs out`,
-      );
-    }
+    });
   }
 
   /** The handler's call for one job: inside an attempt span when tracing (a plain call otherwise, no async frame). */

@@ -5,6 +5,7 @@
 import type { JobTransaction } from '../job-transaction.js';
 import type { ClaimedRow } from './claim.js';
 import { LazyAbort } from './claimed-job.js';
+import type { LocalGroups } from './local-groups.js';
 
 /**
  * Where an attempt is:
@@ -97,6 +98,9 @@ export class Attempts {
   private readonly byKey = new Map<string, Attempt>();
   #busy = 0;
 
+  /** `groups`: counts the slots per group too (localGroupConcurrency), as they are taken and freed here. */
+  constructor(private readonly groups: LocalGroups | null = null) {}
+
   /** Attempts whose handler holds a slot (state `running`). */
   get busy(): number {
     return this.#busy;
@@ -121,6 +125,7 @@ export class Attempts {
     const attempt = new Attempt(row, claimedAt);
     this.byKey.set(attempt.key, attempt);
     this.#busy++;
+    this.groups?.start(row);
     return attempt;
   }
 
@@ -128,18 +133,23 @@ export class Attempts {
   settle(attempt: Attempt): void {
     attempt.settle();
     this.#busy--;
+    this.groups?.end(attempt.row);
   }
 
   /** The attempt is cut off or handed back: it frees its slot and leaves the table. */
   release(attempt: Attempt): void {
     attempt.release();
     this.#busy--;
+    this.groups?.end(attempt.row);
     if (this.holds(attempt)) this.byKey.delete(attempt.key);
   }
 
   /** The attempt's promise settled: it leaves the table, and its slot if it still held one. */
   finish(attempt: Attempt): void {
-    if (attempt.state === 'running') this.#busy--;
+    if (attempt.state === 'running') {
+      this.#busy--;
+      this.groups?.end(attempt.row);
+    }
     attempt.finish();
     if (this.holds(attempt)) this.byKey.delete(attempt.key);
   }

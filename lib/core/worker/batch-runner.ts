@@ -10,6 +10,7 @@ import type { AttemptRunner } from './attempt-runner.js';
 import { ClaimedJob } from './claimed-job.js';
 import { describeFailure, type FailureInfo } from './failure.js';
 import type { LeaseClock } from './lease-clock.js';
+import { loopFrame } from './loop-frame.js';
 
 /** What a batch call needs from its worker. */
 export interface BatchRunnerScope {
@@ -19,6 +20,8 @@ export interface BatchRunnerScope {
   error(err: unknown, context: string): void;
   /** A span around each call (null: not tracing). */
   readonly tracing: Tracing | null;
+  /** The loop's id, which names the function its handler calls come from (loopFrame). */
+  readonly workerId: string;
 }
 
 /** One attempt's outcome: what it returned (JSON text, or null), or how it failed. */
@@ -79,6 +82,8 @@ function outcomeOf(attempt: Attempt, threw: boolean, thrown: unknown, result: un
 export class BatchRunner {
   /** The call each running attempt belongs to, for `released`. */
   private readonly calls = new WeakMap<Attempt, Call>();
+  /** Handler calls that have not returned. */
+  active = 0;
 
   /** `returned`: an attempt's handler is done with it (its slot frees while its outcome is written). */
   constructor(
@@ -87,7 +92,15 @@ export class BatchRunner {
     private readonly clock: LeaseClock,
     private readonly runner: AttemptRunner,
     private readonly returned: (attempt: Attempt) => void,
-  ) {}
+  ) {
+    // named after the loop: a stop call its handler makes finds the loop on its (async) stack; see loop-frame.ts
+    // (an async frame per handler call, not per job)
+    this.call = loopFrame(scope.workerId, async (batch: readonly Attempt[], free: () => void, ended: (i: number) => void) => {
+      await this.callOnce(batch, free, ended);
+    });
+  }
+
+  private readonly call: (batch: readonly Attempt[], free: () => void, ended: (i: number) => void) => Promise<void>;
 
   /**
    * An attempt of a call was cut off (its lease ran out) while the handler runs. A call none of whose jobs is left
@@ -122,7 +135,7 @@ export class BatchRunner {
     return ends.map((e) => e.promise);
   }
 
-  private async call(batch: readonly Attempt[], free: () => void, ended: (i: number) => void): Promise<void> {
+  private async callOnce(batch: readonly Attempt[], free: () => void, ended: (i: number) => void): Promise<void> {
     const call: Call = { running: batch.length, free };
     const settled = new Set<Attempt>();
     const settle = (i: number, outcome: Outcome): Promise<void> => {
@@ -155,6 +168,7 @@ export class BatchRunner {
       let result: unknown;
       let threw = false;
       let thrown: unknown;
+      this.active++;
       try {
         const tracing = this.scope.tracing;
         result = await (tracing
@@ -168,6 +182,7 @@ export class BatchRunner {
         threw = true;
         thrown = err;
       }
+      this.active--;
       free();
       let shared: Outcome | null = null;
       if (!threw && !(result instanceof Map)) {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { inTransaction, pgExecutor, type Executor } from '../db.js';
 import { SQLSTATE, sqlState } from '../pg-errors.js';
-import { claimArgs, claimGroupedArgs, fetchArgs, type Statements } from '../sql/index.js';
+import { claimArgs, claimGroupedArgs, fetchArgs, localGroupArgs, type LocalGroupArgs, type Statements } from '../sql/index.js';
 import type { QueuePolicy } from '../types.js';
 
 /**
@@ -52,6 +52,9 @@ export interface ClaimedRow {
   parent: boolean;
   /** Deleted on completion (the queue's removeOnComplete, and the job holds no throttle slot). */
   remove: boolean;
+  /** The job's group and tier: returned by the claims under localGroupConcurrency only (LocalGroups counts them). */
+  group_id?: string | null;
+  group_tier?: string | null;
 }
 
 /** What a claim needs from the engine: where to send it, and a connection of its own for a limited queue. */
@@ -91,6 +94,8 @@ export interface ClaimFilter {
   minPriority?: number | null;
   maxPriority?: number | null;
   groups?: GroupLimits | null;
+  /** A worker's localGroupConcurrency, as its LocalGroups counts stand at the claim (null: none). */
+  localGroups?: LocalGroupArgs | null;
   /**
    * Commit without waiting for the WAL flush: a worker's claims, whose results carry the claim's stamp
    * (STAMPED). fetch() leaves it off: a result by hand is fenced on retryCount only.
@@ -165,6 +170,7 @@ async function claimWith(
     return [];
   };
   let rows: ClaimedRow[];
+  const local = filter.localGroups;
   const f = filter.fetchOrder;
   if (f && !filter.groups) {
     const text =
@@ -182,7 +188,13 @@ async function claimWith(
     rows = await claim(text, fetchArgs(request, f.ignoreStartAfter));
     if (!f.byPriority) return rows.sort((a, b) => a.start_after - b.start_after || compareIds(a.id, b.id));
   } else if (filter.groups) {
-    rows = await claim(statements.claimJobsGrouped, claimGroupedArgs(request, filter.groups));
+    const args = claimGroupedArgs(request, filter.groups);
+    rows = await (local
+      ? claim(statements.claimJobsGroupedLocal, [...args, ...localGroupArgs(local)])
+      : claim(statements.claimJobsGrouped, args));
+  } else if (local) {
+    // standard queues only (WorkerRegistry refuses the option on others)
+    rows = await claim(statements.claimJobsLocalGroups, [...claimArgs(request), ...localGroupArgs(local)]);
   } else if (policy === 'key_strict_fifo') {
     // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
     rows = await claim(statements.claimJobsKeyFifo, claimArgs(request));

@@ -77,16 +77,18 @@ export class LocalQueue implements Dispatcher {
 
   private readonly concurrency: number;
   private readonly batchSize: number;
-  /** Group limits: the database decides per group what may start, so no job waits here for a slot. */
+  /** Group limits (in the database or the loop's): what may start is decided per group, so no job waits here for a slot. */
   private readonly grouped: boolean;
 
   constructor(
-    options: Pick<ParsedWorkOptions, 'concurrency' | 'batchSize' | 'groupConcurrency'>,
+    options: Pick<ParsedWorkOptions, 'concurrency' | 'batchSize' | 'groupConcurrency'> &
+      Partial<Pick<ParsedWorkOptions, 'localGroupConcurrency'>>,
     private readonly owner: LocalQueueOwner,
   ) {
     this.concurrency = options.concurrency;
     this.batchSize = options.batchSize;
-    this.grouped = options.groupConcurrency !== null;
+    // local group limits: the claim knows only the running jobs' groups, so every claimed job must start at once
+    this.grouped = options.groupConcurrency !== null || (options.localGroupConcurrency ?? null) !== null;
   }
 
   get mode(): LocalQueueMode {

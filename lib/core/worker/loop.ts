@@ -18,9 +18,11 @@ import {
   type ClaimProfile,
 } from './claim.js';
 import { Completer, type CompleterScope } from './completer.js';
+import { delay, Drain } from './drain.js';
 import { DueClock } from './due-clock.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
+import { LocalGroups } from './local-groups.js';
 import { LocalQueue, type Dispatcher } from './local-queue.js';
 import { SlowClaims } from './slow-claims.js';
 import type { WorkerContext } from './worker-context.js';
@@ -36,15 +38,6 @@ interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope, Att
   statements: Statements;
 }
 
-/** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */
-const ABORT_GRACE_MS = 250;
-
-function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
 /**
  * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
  * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, the moment
@@ -53,7 +46,9 @@ function delay(ms: number): { promise: Promise<void>; cancel: () => void } {
 export class Worker {
   private stopping = false;
   private readonly scope: WorkerScope;
-  private readonly attempts = new Attempts();
+  private readonly attempts: Attempts;
+  /** The running jobs per group, under localGroupConcurrency (null: the option is unset). */
+  private readonly groups: LocalGroups | null;
   private readonly local: Dispatcher;
   /** A batch handler's calls (WorkOptions.batch); null for a handler of one job. */
   private readonly batches: BatchRunner | null = null;
@@ -71,6 +66,11 @@ export class Worker {
   /** Sets the sleeping loop's timer again (a NOTIFY announced a job due before it rings). */
   private rearm: (() => void) | null = null;
   private readonly slowClaims: SlowClaims;
+  private readonly drain: Drain;
+  /** The frame its handler names as its own (HANDLER_FRAME; kept here for once the registry forgot the loop). */
+  frame: string | null = null;
+  /** Stopped with attempts left running (their handler awaited a stop call): the lease clock stops after them. */
+  private detached = false;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -97,7 +97,9 @@ export class Worker {
       events: ctx.events,
       tracing: ctx.tracing,
     };
-    const attempts = this.attempts;
+    // a group at its local limit had jobs passed over: the loop looks again once it has room
+    this.groups = options.localGroupConcurrency ? new LocalGroups(options.localGroupConcurrency, () => this.notify()) : null;
+    const attempts = (this.attempts = new Attempts(this.groups));
     this.due = new DueClock(this.scope);
     this.completer = new Completer(this.scope);
     this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
@@ -105,6 +107,15 @@ export class Worker {
     this.runner = new AttemptRunner(this.scope, handler as JobHandler, options.transactional, this.clock, this.completer, (attempt) =>
       this.returned(attempt),
     );
+    this.drain = new Drain({
+      attempts,
+      runner: this.runner,
+      completer: this.completer,
+      queue,
+      log: ctx.log,
+      error: (err, context) => ctx.error(err, context),
+      runningCalls: () => (this.batches ? this.batches.active : attempts.busy),
+    });
     if (options.batch) {
       const batches = new BatchRunner(this.scope, handler as BatchHandler, this.clock, this.runner, (a) => this.returned(a));
       this.batches = batches;
@@ -183,6 +194,7 @@ export class Worker {
         const claimStarted = performance.now();
         rows = await claimJobs(this.scope, this.queue, this.scope.profile, limit, this.id, {
           groups: this.options.groupConcurrency,
+          localGroups: this.groups?.claimArgs() ?? null,
           asyncCommit: true,
         });
         claimMs = performance.now() - claimStarted;
@@ -301,6 +313,10 @@ export class Worker {
         // Both wake-ups: notify() reaches a loop that waits for work, wakeForSlot() one that waits for a slot.
         if (this.holdsBack()) this.notify();
         this.wakeForSlot();
+        if (this.detached && this.attempts.size === 0) {
+          this.detached = false;
+          void this.clock.stop();
+        }
       } catch (err) {
         this.scope.error(err, `the loop of queue "${this.queue}" after job ${attempt.row.id}`);
       }
@@ -336,7 +352,8 @@ export class Worker {
   /**
    * Stops claiming and waits up to `timeoutMs` for running handlers. Then it aborts their signals,
    * gives them a moment to return (a result is kept; a throw hands the job back), and hands back the
-   * jobs of handlers that are still running, at once and with no attempt counted.
+   * jobs of handlers that are still running, at once and with no attempt counted (Drain). An attempt whose
+   * handler awaits this stop (or another) is not waited for: it runs on under its lease, and completes.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
@@ -351,33 +368,21 @@ export class Worker {
     await Promise.race([this.loop, claimWait.promise]);
     claimWait.cancel();
     await handingBack;
-    if (this.attempts.size > 0) {
-      const timeout = delay(Math.max(0, deadline - Date.now()));
-      await Promise.race([this.attempts.allFinished(), timeout.promise]);
-      timeout.cancel();
-    }
-    if (this.attempts.size > 0) {
-      this.runner.askToStop(this.attempts.values());
-      const grace = delay(ABORT_GRACE_MS);
-      await Promise.race([this.attempts.allFinished(), grace.promise]);
-      grace.cancel();
-    }
-    const unfinished = [...this.attempts.values()].filter((a) => a.state === 'running');
-    if (unfinished.length > 0) {
-      for (const a of unfinished) {
-        this.attempts.release(a);
-        // A handler still running keeps no connection: close() would wait for it, and a handler that never returns
-        // would hold one for good.
-        this.runner.cutOff(a, null, new Error(`job ${a.row.id} was handed back: the worker is shutting down`));
-      }
-      try {
-        const released = await this.completer.release(unfinished.map((a) => a.row));
-        this.scope.log.log(`handed ${released.length} unfinished job(s) of queue "${this.queue}" back to the queue`);
-      } catch (err) {
-        this.scope.error(err, `handing unfinished jobs of queue "${this.queue}" back; they return when their lease runs out`);
-      }
-    }
-    await this.attempts.allFinished();
-    await this.clock.stop();
+    await this.finish(timeoutMs, deadline);
+  }
+
+  /**
+   * Drains what a stop left running (attempts whose handler awaited a stop call) as stop() drains, for close().
+   * With nothing left the lease clock stops; otherwise it watches the rest until they are done (follow()).
+   */
+  async finish(timeoutMs: number, deadline = Date.now() + timeoutMs): Promise<void> {
+    await this.drain.run(deadline);
+    if (this.attempts.size === 0) await this.clock.stop();
+    else this.detached = true;
+  }
+
+  /** A handler of this loop began (+1) or ended (-1) a stop call (see Drain). */
+  handlerStopCall(delta: 1 | -1): void {
+    this.drain.handlerStopCall(delta);
   }
 }

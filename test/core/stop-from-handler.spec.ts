@@ -1,0 +1,173 @@
+// A handler that stops its own loop (offWork, stopWorking, stopWorkers) must not wait for itself: its job completes
+// with its result, the loop claims nothing more, the call returns once the loop's other handlers are done, and
+// nothing waits for the shutdown timeout (30 s here; every wait below gives up after 10 s).
+import type { PgQueue } from '../../lib/core/pg-queue.js';
+import type { BatchJob, Job } from '../../lib/core/types.js';
+import { deferred, stateCounts, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('stopself');
+const SHUTDOWN_MS = 30_000;
+const PROMPTLY_MS = 10_000;
+afterEach(() => f.closeMade());
+afterAll(() => f.cleanup());
+
+let name = 's';
+let queues = 0;
+let q: PgQueue;
+beforeEach(async () => {
+  name = `s${++queues}`;
+  q = f.create({ supervise: false, shutdownTimeoutMs: SHUTDOWN_MS });
+  await q.createQueue(name, { retryLimit: 0 });
+});
+
+interface Row {
+  role: string;
+  state: string;
+  claims: number;
+  output: unknown;
+}
+
+async function jobs(): Promise<Row[]> {
+  return f.sql<Row>(
+    `SELECT data->>'role' AS role, state::text, claim_count AS claims, output FROM $schema.jobs WHERE queue = $1 ORDER BY id`,
+    [name],
+  );
+}
+
+/** Jobs that must never be claimed: sent at a lower priority than the ones the test runs, so claimed after them. */
+async function sendLater(): Promise<void> {
+  await q.insert(
+    name,
+    [1, 2, 3].map(() => ({ data: { role: 'later' }, priority: 0 })),
+  );
+}
+
+async function completed(roles: string[]): Promise<void> {
+  await until(
+    async () => (await jobs()).filter((j) => roles.includes(j.role) && j.state === 'completed').length === roles.length,
+    `${roles.join(', ')} completed`,
+    PROMPTLY_MS,
+  );
+}
+
+describe('a stop call from inside a handler of the loop it stops', () => {
+  it('offWork(queue): its job completes, the other in-flight job drains first, no job is claimed after', async () => {
+    const order: string[] = [];
+    const otherMayEnd = deferred();
+    let elapsedMs = -1;
+    await q.insert(name, [
+      { data: { role: 'stopper' }, priority: 10 },
+      { data: { role: 'other' }, priority: 10 },
+    ]);
+    await sendLater();
+    await q.work(name, { concurrency: 2, pollingIntervalSeconds: 0.2 }, async (job: Job<{ role: string }>) => {
+      if (job.data.role === 'other') {
+        order.push('other started');
+        await otherMayEnd.promise;
+        order.push('other ended');
+        return 'other done';
+      }
+      await until(() => order.includes('other started'), 'the other job runs', PROMPTLY_MS, 5);
+      const started = Date.now();
+      order.push('offWork called');
+      await q.offWork(name);
+      order.push('offWork resolved');
+      elapsedMs = Date.now() - started;
+      return 'stopper done';
+    });
+    await until(() => order.includes('offWork called'), 'the handler called offWork', PROMPTLY_MS, 5);
+    expect(q.workerCount).toBe(1);
+    otherMayEnd.resolve();
+    await completed(['stopper', 'other']);
+    expect(order).toEqual(['other started', 'offWork called', 'other ended', 'offWork resolved']);
+    expect(elapsedMs).toBeGreaterThanOrEqual(0);
+    expect(elapsedMs).toBeLessThan(PROMPTLY_MS);
+    const rows = await jobs();
+    expect(rows.find((r) => r.role === 'stopper')).toMatchObject({ state: 'completed', claims: 1, output: 'stopper done' });
+    expect(rows.find((r) => r.role === 'other')).toMatchObject({ state: 'completed', claims: 1, output: 'other done' });
+    expect(rows.filter((r) => r.role === 'later').map((r) => [r.state, r.claims])).toEqual([
+      ['created', 0],
+      ['created', 0],
+      ['created', 0],
+    ]);
+    expect(q.workerCount).toBe(0);
+    await until(() => q.activeJobCount === 0, 'no handler left running', PROMPTLY_MS);
+  });
+
+  it('offWork(own loop id) with no other handler running returns at once', async () => {
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await sendLater();
+    let loopId = '';
+    let resolvedIn = -1;
+    loopId = await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      const started = Date.now();
+      await q.offWork(loopId);
+      resolvedIn = Date.now() - started;
+      return 'stopped myself';
+    });
+    await completed(['stopper']);
+    expect(resolvedIn).toBeGreaterThanOrEqual(0);
+    expect(resolvedIn).toBeLessThan(PROMPTLY_MS);
+    expect((await jobs()).find((r) => r.role === 'stopper')!.output).toBe('stopped myself');
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+  });
+
+  it('stopWorking(queue) holds the loop; its job completes, and startWorking() runs the rest', async () => {
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await sendLater();
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async (job: Job<{ role: string }>) => {
+      if (job.data.role === 'stopper') await q.stopWorking(name);
+      return job.data.role;
+    });
+    await completed(['stopper']);
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+    await q.startWorking(name);
+    await completed(['stopper', 'later', 'later', 'later']);
+  });
+
+  it('stopWorkers(): its job completes, promptly', async () => {
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await sendLater();
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      await q.stopWorkers();
+      return 'all stopped';
+    });
+    await completed(['stopper']);
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+    expect(q.workerCount).toBe(0);
+  });
+
+  it('a batch handler: every job of its batch completes', async () => {
+    await q.insert(name, [
+      { data: { role: 'stopper' }, priority: 10 },
+      { data: { role: 'stopper' }, priority: 10 },
+    ]);
+    await sendLater();
+    await q.work(name, { batch: true, batchSize: 2, pollingIntervalSeconds: 0.2 }, async (batch: BatchJob[]) => {
+      await q.offWork(name);
+      return `batch of ${batch.length}`;
+    });
+    await completed(['stopper', 'stopper']);
+    expect((await jobs()).filter((r) => r.role === 'stopper').map((r) => r.output)).toEqual(['batch of 2', 'batch of 2']);
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 2, created: 3 });
+  });
+
+  it('a stop from outside already waiting for the handler lets go of it once the handler calls offWork', async () => {
+    const handlerMayStop = deferred();
+    let running = false;
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      running = true;
+      await handlerMayStop.promise;
+      await q.offWork(name);
+      return 'stopped while stopped';
+    });
+    await until(() => running, 'the handler runs', PROMPTLY_MS, 5);
+    const outside = q.stopWorking(name);
+    handlerMayStop.resolve();
+    await outside;
+    await completed(['stopper']);
+    expect((await jobs())[0]).toMatchObject({ state: 'completed', claims: 1, output: 'stopped while stopped' });
+  });
+});
