@@ -5,7 +5,7 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { heartbeatArgs } from './sql/index.js';
 import type { Job } from './types.js';
-import { int, optBool, queueName, record } from './validate.js';
+import { int, noUnknownKeys, optBool, queueName, record } from './validate.js';
 import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob } from './worker.js';
 
 /** Options of `fetch`. */
@@ -24,6 +24,9 @@ export interface FetchOptions {
 
 const MIN_PRIORITY = -2_147_483_648;
 
+/** fetch()'s options: a pg-boss option not built here (includeMetadata, groupConcurrency) is refused, not ignored. */
+const FETCH_KEYS: ReadonlySet<string> = new Set(['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority']);
+
 /** The fetch call; PgQueue.fetch delegates here. */
 export class Fetcher {
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -36,6 +39,7 @@ export class Fetcher {
   async fetch<T>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
     queueName('name', name);
     const o = record('options', options) as FetchOptions;
+    noUnknownKeys('options', o as Record<string, unknown>, FETCH_KEYS);
     const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, MIN_PRIORITY);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, MIN_PRIORITY);

@@ -3,7 +3,7 @@
 import { InvalidOptionError } from './errors.js';
 import type { JobControlContext } from './job-control.js';
 import { parseRefs } from './job-refs.js';
-import { int, queueName, record } from './validate.js';
+import { int, noUnknownKeys, queueName, record } from './validate.js';
 
 /** Options of `redrive`. */
 export interface RedriveOptions {
@@ -23,6 +23,8 @@ export interface RedriveResult {
   ids: string[];
 }
 
+const REDRIVE_KEYS: ReadonlySet<string> = new Set(['ids', 'limit', 'sourceName', 'destination']);
+
 /** The redrive call; PgQueue.redrive delegates here. */
 export class Redrive {
   constructor(private readonly ctx: JobControlContext) {}
@@ -30,6 +32,8 @@ export class Redrive {
   async redrive(name: string, options?: RedriveOptions): Promise<RedriveResult> {
     queueName('name', name);
     const o = record('options', options) as RedriveOptions;
+    // pg-boss's filters not built here (data, createdBefore) must not be taken for a filter that moved nothing
+    noUnknownKeys('options', o as Record<string, unknown>, REDRIVE_KEYS);
     const ids = o.ids === undefined ? null : [...new Set(plainIds(o.ids))];
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const source = o.sourceName === undefined ? null : queueName('options.sourceName', o.sourceName);
@@ -63,7 +67,7 @@ export class Redrive {
 /** Redrive names jobs by id alone: a `{ id, retryCount }` ref means nothing here. */
 function plainIds(ids: string | string[]): string[] {
   return parseRefs(ids).map((r) => {
-    if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
+    if (r.retryCount !== null) throw new InvalidOptionError('options.ids', 'job ids (strings)', ids);
     return r.id;
   });
 }

@@ -92,6 +92,14 @@ describe.each([false, true])('fetch with ignoreStartAfter (partition: %s)', (par
     expect(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 })).toEqual([]);
   });
 
+  it('a debounced job waits for its slot: claimed early, the sends that come later in its slot would never run', async () => {
+    const name = await newQueue(partition);
+    const first = (await q.sendDebounced(name, { n: 1 }, null, 600, 'k'))!;
+    const next = (await q.sendDebounced(name, { n: 2 }, null, 600, 'k'))!;
+    expect(next).not.toBeNull();
+    expect(ids(await q.fetch(name, { ignoreStartAfter: true, batchSize: 5 }))).toEqual([first]);
+  });
+
   it('a paused queue gives nothing', async () => {
     const name = await newQueue(partition);
     await q.send(name, {}, { startAfter: HOUR });
@@ -167,6 +175,11 @@ describe('fetch options: bad input', () => {
       value: 1,
     });
     await expect(q.fetch(name, { priority: 'no' as never })).rejects.toMatchObject({ field: 'options.priority', value: 'no' });
+    // a pg-boss option not built here is refused rather than ignored
+    await expect(q.fetch(name, { includeMetadata: true } as never)).rejects.toMatchObject({
+      field: 'options.includeMetadata',
+      value: true,
+    });
     expect(await q.fetch(name)).toHaveLength(1);
   });
 });

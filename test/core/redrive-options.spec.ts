@@ -101,6 +101,17 @@ describe.each([false, true])('redrive options (partition: %s)', (partition) => {
     expect(await queueOf(copy)).toBe(n.dlq);
   });
 
+  it('a key_strict_fifo destination takes only jobs with a key, as send does: a keyless one stays', async () => {
+    const n = await queues(partition, { policy: 'key_strict_fifo' });
+    const keyless = await deadLetter(n.a, n.dlq, { v: 1 });
+    const keyed = await deadLetter(n.a, n.dlq, { v: 2 }, { singletonKey: 'k' });
+    const moved = await q.redrive(n.dlq, { destination: n.dest });
+    expect(moved.moved).toBe(1);
+    expect(await queueOf(keyless)).toBe(n.dlq);
+    expect(await queueOf(keyed)).toBeUndefined();
+    expect(await queueOf(moved.ids[0]!)).toBe(n.dest);
+  });
+
   it('a destination that does not exist: QueueNotFoundError, and nothing moves', async () => {
     const n = await queues(partition);
     const copy = await deadLetter(n.a, n.dlq, {});
@@ -118,6 +129,9 @@ describe('redrive options: bad input', () => {
       [{ sourceName: '' }, 'options.sourceName', ''],
       [{ destination: ['x'] }, 'options.destination', ['x']],
       [{ destination: n.dlq }, 'options.destination', n.dlq],
+      // pg-boss's filters not built here: refused, never taken as a filter that matched everything
+      [{ createdBefore: new Date(0) }, 'options.createdBefore', new Date(0)],
+      [{ data: { v: 1 } }, 'options.data', { v: 1 }],
     ] as const;
     for (const [options, field, value] of refused) {
       await expect(q.redrive(n.dlq, options as never)).rejects.toMatchObject({ constructor: InvalidOptionError, field, value });

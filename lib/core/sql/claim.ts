@@ -3,11 +3,10 @@ import { FIFO_HEAD, NO_CHILDREN, STAMP } from './fragments.js';
 /** When a job is due: a worker's claims take only the jobs whose start_after has come. */
 const DUE_NOW = `j.start_after <= statement_timestamp()`;
 
-/**
- * When a job is due for fetch() with options: as DUE_NOW, or, when $7 (ignoreStartAfter) is true, whatever its
- * start_after, but never a flow child that waits for its parents (start_after 'infinity' while blocked_by > 0).
- */
-const DUE_FETCH = `j.start_after < 'infinity' AND j.blocked_by = 0 AND ($7::boolean OR j.start_after <= statement_timestamp())`;
+/** fetch() with options: as DUE_NOW, or with $7 (ignoreStartAfter) any start_after, but never a flow child that
+ * waits for parents (start_after infinity) nor a debounced job before its slot (later sends of the slot would not run). */
+const DUE_FETCH = `j.start_after < 'infinity' AND j.blocked_by = 0 AND (j.singleton_on IS NULL OR j.singleton_on <= statement_timestamp())
+  AND ($7::boolean OR j.start_after <= statement_timestamp())`;
 
 /** Claim order, in relation `a`: priority first (the order of jobs_ready_idx), then due time and id. */
 const BY_PRIORITY = (a: string) => `${a}.priority DESC, ${a}.start_after, ${a}.id`;

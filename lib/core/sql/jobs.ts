@@ -150,6 +150,8 @@ WITH d AS (
     q.dead_letter, coalesce(d.source_root_id, d.source_id), d.trace_context
   FROM d
   JOIN ${s}.queues q ON q.name = coalesce($3::text, d.source_name)
+  -- a key_strict_fifo queue takes no job without a key (as send refuses it): such a job stays where it is
+  WHERE q.policy <> 'key_strict_fifo' OR d.singleton_key IS NOT NULL
   ON CONFLICT DO NOTHING
   RETURNING id
 ), removed AS (
