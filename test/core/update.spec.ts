@@ -9,6 +9,12 @@ const f = queueFixture('update');
 const q = f.create({ supervise: false });
 afterAll(() => f.cleanup());
 
+/** Until an update of this schema waits on a row lock (a claim another connection holds). */
+async function untilUpdateWaits(): Promise<void> {
+  const waiting = `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH target AS%' AND query LIKE $1`;
+  await until(async () => (await f.sql(waiting, [`%"${f.schema}"%`])).length > 0, 'the update waits on the row lock');
+}
+
 let name = 'u';
 let queues = 0;
 beforeEach(async () => {
@@ -186,16 +192,7 @@ describe('update', () => {
       const claimed = await claim.query<{ id: string }>(st.claimJobs, claimArgs(request));
       expect(claimed.rows.map((r) => String(r.id))).toEqual([id]);
       const update = q.update(name, { v: 2 }, { id, priority: 9 });
-      await until(
-        async () =>
-          (
-            await f.sql(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH target AS%' AND query LIKE $1`,
-              [`%"${f.schema}"%`],
-            )
-          ).length > 0,
-        'the update waits on the row lock',
-      );
+      await untilUpdateWaits();
       await claim.query('COMMIT');
       expect(await update).toEqual({ jobs: [], updated: 0 });
       expect(await stored(id)).toMatchObject({ state: 'active', data: { v: 1 }, priority: 1 });
@@ -217,16 +214,7 @@ describe('update', () => {
       const claimed = await claim.query<{ id: string }>(st.claimJobs, claimArgs(request));
       expect(claimed.rows.map((r) => String(r.id))).toEqual([newest]);
       const update = q.update(name, { v: 2 }, { singletonKey: 'k' });
-      await until(
-        async () =>
-          (
-            await f.sql(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH target AS%' AND query LIKE $1`,
-              [`%"${f.schema}"%`],
-            )
-          ).length > 0,
-        'the update waits on the row lock',
-      );
+      await untilUpdateWaits();
       await claim.query('COMMIT');
       expect(await update).toEqual({ jobs: [older], updated: 1 });
       expect((await stored(newest)).data).toEqual({ v: 1 });
