@@ -9,6 +9,21 @@ const f = queueFixture('update');
 const q = f.create({ supervise: false });
 afterAll(() => f.cleanup());
 
+/** The engine's claim of one job of the queue on a connection of its own, its transaction left open. */
+async function holdClaim() {
+  const pool = testPool(1);
+  const claim = await pool.connect();
+  await claim.query('BEGIN');
+  const st = await engineStatements(q, name);
+  const request = { queue: name, limit: 1, workerId: 'held-claim', minPriority: null, maxPriority: null, asyncCommit: false };
+  const rows = (await claim.query<{ id: string }>(st.claimJobs, claimArgs(request))).rows;
+  const done = async () => {
+    claim.release();
+    await pool.end();
+  };
+  return { claim, claimed: rows.map((r) => String(r.id)), done };
+}
+
 /** Until an update of this schema waits on a row lock (a claim another connection holds). */
 async function untilUpdateWaits(): Promise<void> {
   const waiting = `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH target AS%' AND query LIKE $1`;
@@ -182,37 +197,26 @@ describe('update', () => {
 
   it('an update that waits on the row lock of a claim finds the job started and changes nothing', async () => {
     const id = await send({ v: 1 }, { priority: 1 });
-    const pool = testPool(1);
-    const claim = await pool.connect();
+    // the engine's own claim, its transaction held open: the update must wait for it, then see the job active
+    const { claim, claimed, done } = await holdClaim();
     try {
-      // the engine's own claim, its transaction held open: the update must wait for it, then see the job active
-      await claim.query('BEGIN');
-      const st = await engineStatements(q, name);
-      const request = { queue: name, limit: 1, workerId: 'held-claim', minPriority: null, maxPriority: null, asyncCommit: false };
-      const claimed = await claim.query<{ id: string }>(st.claimJobs, claimArgs(request));
-      expect(claimed.rows.map((r) => String(r.id))).toEqual([id]);
+      expect(claimed).toEqual([id]);
       const update = q.update(name, { v: 2 }, { id, priority: 9 });
       await untilUpdateWaits();
       await claim.query('COMMIT');
       expect(await update).toEqual({ jobs: [], updated: 0 });
       expect(await stored(id)).toMatchObject({ state: 'active', data: { v: 1 }, priority: 1 });
     } finally {
-      claim.release();
-      await pool.end();
+      await done();
     }
   });
 
   it("newest, waiting on the claim of the key's newest job, changes the next newest that still waits", async () => {
     const older = await send({ v: 1 }, { singletonKey: 'k' });
     const newest = await send({ v: 1 }, { singletonKey: 'k', priority: 1 });
-    const pool = testPool(1);
-    const claim = await pool.connect();
+    const { claim, claimed, done } = await holdClaim();
     try {
-      await claim.query('BEGIN');
-      const st = await engineStatements(q, name);
-      const request = { queue: name, limit: 1, workerId: 'held-claim', minPriority: null, maxPriority: null, asyncCommit: false };
-      const claimed = await claim.query<{ id: string }>(st.claimJobs, claimArgs(request));
-      expect(claimed.rows.map((r) => String(r.id))).toEqual([newest]);
+      expect(claimed).toEqual([newest]);
       const update = q.update(name, { v: 2 }, { singletonKey: 'k' });
       await untilUpdateWaits();
       await claim.query('COMMIT');
@@ -220,8 +224,7 @@ describe('update', () => {
       expect((await stored(newest)).data).toEqual({ v: 1 });
       expect((await stored(older)).data).toEqual({ v: 2 });
     } finally {
-      claim.release();
-      await pool.end();
+      await done();
     }
   });
 

@@ -33,29 +33,21 @@ SELECT EXISTS (
 ) AS waiting`;
 
 /**
- * The parents of job $2 of queue $1 (the jobs it waits or waited for: job_deps_child_idx), by queue and id. No row:
- * there is no such job; one row of nulls: it has no parent. A parent deleted since is left out.
+ * The jobs linked to job $2 of queue $1 on the side `them` of job_deps (`me` the other side), by queue and id. No
+ * row: there is no such job; one row of nulls: it has no link. A linked job deleted since is left out.
  */
-export const getJobParents = (s: string, t = `${s}.jobs`) => `
+const linkedJobs = (s: string, t: string, me: 'parent' | 'child', them: 'parent' | 'child') => `
 SELECT x.* FROM ${t} me
 LEFT JOIN LATERAL (
   SELECT ${JOB_COLUMNS} FROM ${s}.job_deps d
-  JOIN ${s}.jobs j ON j.queue = d.parent_queue AND j.id = d.parent_id
-  WHERE d.child_queue = me.queue AND d.child_id = me.id
+  JOIN ${s}.jobs j ON j.queue = d.${them}_queue AND j.id = d.${them}_id
+  WHERE d.${me}_queue = me.queue AND d.${me}_id = me.id
 ) x ON true
 WHERE me.queue = $1 AND me.id = $2::bigint
 ORDER BY x.queue, x.id::bigint`;
 
-/**
- * The children of job $2 of queue $1 (the jobs that wait or waited for it: job_deps' primary key), as
- * getJobParents answers.
- */
-export const getJobChildren = (s: string, t = `${s}.jobs`) => `
-SELECT x.* FROM ${t} me
-LEFT JOIN LATERAL (
-  SELECT ${JOB_COLUMNS} FROM ${s}.job_deps d
-  JOIN ${s}.jobs j ON j.queue = d.child_queue AND j.id = d.child_id
-  WHERE d.parent_queue = me.queue AND d.parent_id = me.id
-) x ON true
-WHERE me.queue = $1 AND me.id = $2::bigint
-ORDER BY x.queue, x.id::bigint`;
+/** The parents of job $2 of queue $1: the jobs it waits or waited for (job_deps_child_idx). */
+export const getJobParents = (s: string, t = `${s}.jobs`) => linkedJobs(s, t, 'child', 'parent');
+
+/** The children of job $2 of queue $1: the jobs that wait or waited for it (job_deps' primary key). */
+export const getJobChildren = (s: string, t = `${s}.jobs`) => linkedJobs(s, t, 'parent', 'child');
