@@ -269,7 +269,7 @@ export class PgQueue extends JobCalls {
    * within `shutdownTimeoutMs`. Calls made once it has begun reject with QUEUE_CLOSED (README, "Guarantees").
    */
   close(): Promise<void> {
-    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs));
+    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs, true));
   }
 }
 

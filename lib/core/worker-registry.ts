@@ -2,6 +2,13 @@
 // stopping them (by queue, by id, or all at shutdown, each draining within a deadline), and holding them stopped
 // for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
 // a new loop).
+//
+// A stop call may come from a handler (offWork from inside a job of the queue it stops). Waiting for the drain of
+// the caller's own loop would be waiting for itself until the shutdown timeout, its job then handed back. So a stop
+// call does not wait for the drains of the loops it is called from (loop-frame.ts finds them on its stack): those
+// stop claiming at once and drain in the background, the caller's handler among those they wait for, and close()
+// waits for them. A stop call waits for the others' drains outside the one-at-a-time section, so that a handler's
+// stop call never queues behind a drain that waits for that handler.
 import { checkedHandler, jobNameOf, type JobName } from './job-definition.js';
 import { InvalidOptionError, QueueError } from './errors.js';
 import { Notifier } from './notifier.js';
@@ -11,6 +18,9 @@ import type { Runtime } from './runtime.js';
 import type { BatchHandler, JobHandler, LoopInfo, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
 import { callingFrames, handlerFrameOf, newWorkerId, Worker, type WorkerContext } from './worker.js';
+
+/** Which loops a stop call picks. */
+type Picks = (w: Worker) => boolean;
 
 /** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
 interface LoopDefinition {
@@ -39,14 +49,14 @@ export class WorkerRegistry {
   /** The queues held by name (stopWorking(name)). */
   private readonly heldQueues = new Set<string>();
   /**
-   * work, offWork, stopWorking and startWorking run one at a time, each to its end: a loop cannot start in the
-   * middle of a stopWorking() (which returns once the node is drained), nor one be held twice, nor one that
-   * offWork() forgot come back.
+   * work, offWork, stopWorking and startWorking run one at a time, up to the drains they wait for: no loop is held
+   * twice, none that offWork() forgot comes back, and startWorking() starts a held loop again only once its last
+   * run has drained.
    */
   private control: Promise<unknown> = Promise.resolve();
   private notifier: Notifier | null = null;
-  /** Loops stopped with attempts still running (their handler awaited a stop call), until those are done. */
-  private readonly detached = new Set<Worker>();
+  /** Loops stopping (listed in `workers` until then): each one's drain, until it is done. */
+  private readonly stopping = new Map<Worker, Promise<void>>();
   /** Told when a loop starts or stops (the workers registry refreshes this instance's row then). */
   loopsChanged: () => void = () => undefined;
 
@@ -54,7 +64,7 @@ export class WorkerRegistry {
     this.holdAll = !rt.config.startWorkers;
   }
 
-  private serial<T>(step: () => Promise<T>): Promise<T> {
+  private serial<T>(step: () => T | Promise<T>): Promise<T> {
     const run = this.control.then(step);
     this.control = run.catch(() => undefined);
     return run;
@@ -97,20 +107,20 @@ export class WorkerRegistry {
    */
   async stopWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
-    return this.fromHandler(() =>
-      this.serial(async () => {
-        if (name === undefined) {
-          this.holdAll = true;
-          this.released.clear();
-        } else {
-          this.heldQueues.add(name);
-          this.released.delete(name);
-        }
-        const which = (w: Worker) => name === undefined || w.queue === name;
-        for (const w of this.workers.values()) if (which(w)) this.held.push(this.definitions.get(w.id)!);
-        await this.stop(which, this.rt.config.shutdownTimeoutMs);
-      }),
-    );
+    const callers = this.callers();
+    const which: Picks = (w) => name === undefined || w.queue === name;
+    await this.serial(() => {
+      if (name === undefined) {
+        this.holdAll = true;
+        this.released.clear();
+      } else {
+        this.heldQueues.add(name);
+        this.released.delete(name);
+      }
+      for (const w of this.workers.values()) if (which(w) && !this.stopping.has(w)) this.held.push(this.definitions.get(w.id)!);
+      this.halt(which, this.rt.config.shutdownTimeoutMs);
+    });
+    await this.drained(which, callers);
   }
 
   /**
@@ -130,6 +140,8 @@ export class WorkerRegistry {
       }
       for (const def of [...this.held]) {
         if (this.isHeld(def.name)) continue;
+        // its last run may still drain (a stop call from its handler did not wait): one run of a loop at a time
+        await Promise.all([...this.stopping].filter(([w]) => this.definitions.get(w.id) === def).map(([, d]) => d));
         await this.start(def);
         this.held = this.held.filter((d) => d !== def);
       }
@@ -185,7 +197,6 @@ export class WorkerRegistry {
       tracing: this.rt.tracing,
     };
     const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
-    worker.frame = def.frame;
     def.started = true;
     this.workers.set(worker.id, worker);
     this.definitions.set(worker.id, def);
@@ -194,66 +205,71 @@ export class WorkerRegistry {
     return worker.id;
   }
 
-  /** Stops the loops that `which` picks, each draining for at most `timeoutMs`. */
-  async stop(which: (w: Worker) => boolean, timeoutMs: number): Promise<void> {
-    await Promise.all(
-      [...this.workers.values()].filter(which).map(async (w) => {
-        await w.stop(timeoutMs);
+  /**
+   * Stops the loops that `which` picks (those not stopping already): they claim no more from now on, and each
+   * drains for at most `timeoutMs`, listed until its drain is done.
+   */
+  private halt(which: Picks, timeoutMs: number): void {
+    for (const w of this.workers.values()) {
+      if (!which(w) || this.stopping.has(w)) continue;
+      // never rejects: nobody may await the drain of a loop stopped from its own handler
+      const drained = w.stop(timeoutMs).then(undefined, (err: unknown) => {
+        this.rt.events.error(err, `stopping the loop of queue "${w.queue}"`);
+      });
+      void drained.then(() => {
+        this.stopping.delete(w);
         this.workers.delete(w.id);
         this.definitions.delete(w.id);
-        if (w.activeCount > 0) this.detached.add(w);
-      }),
-    );
-    this.loopsChanged();
+        this.loopsChanged();
+      });
+      this.stopping.set(w, drained);
+    }
+  }
+
+  /** Waits for the drains of the stopping loops that `which` picks, except the loops of `callers`. */
+  private async drained(which: Picks, callers: ReadonlySet<Worker>): Promise<void> {
+    await Promise.all([...this.stopping].filter(([w]) => which(w) && !callers.has(w)).map(([, d]) => d));
   }
 
   /** Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own), and forgets them. */
   async offWork(nameOrId: string): Promise<void> {
+    const callers = this.callers();
     const picks = (d: LoopDefinition | undefined) => d !== undefined && (d.id === nameOrId || d.name === nameOrId);
-    return this.fromHandler(() =>
-      this.serial(async () => {
-        this.held = this.held.filter((d) => !picks(d));
-        await this.stop((w) => w.id === nameOrId || picks(this.definitions.get(w.id)), this.rt.config.shutdownTimeoutMs);
-      }),
-    );
-  }
-
-  /**
-   * Stops every loop, then the LISTEN connection; held loops are forgotten with the rest. What stopped loops left
-   * running (handlers that awaited a stop call) is drained too, as at shutdown.
-   */
-  async stopAll(timeoutMs: number): Promise<void> {
-    return this.fromHandler(async () => {
-      this.held = [];
-      const deadline = Date.now() + timeoutMs;
-      await this.stop(() => true, timeoutMs);
-      await Promise.all([...this.detached].map((w) => w.finish(timeoutMs, deadline)));
-      this.pruneDetached();
-      await this.notifier?.stop();
-      this.notifier = null;
+    const which: Picks = (w) => w.id === nameOrId || picks(this.definitions.get(w.id));
+    await this.serial(() => {
+      this.held = this.held.filter((d) => !picks(d));
+      this.halt(which, this.rt.config.shutdownTimeoutMs);
     });
+    await this.drained(which, callers);
   }
 
   /**
-   * Runs a stop call. Made by a handler of a loop (its stack leads back to the loop's frame, loop-frame.ts), that
-   * loop's drains do not wait for the handler while it runs: the drain would wait for the handler, which waits for
-   * the stop. The handler then goes on, and its job is settled as any other's.
+   * Stops every loop (held loops are forgotten with the rest) and waits for their drains, except, for stopWorkers()
+   * from a handler, the drain of the caller's loop. close() (`closing`) waits for every drain, that one included,
+   * then stops the LISTEN connection.
    */
-  private async fromHandler<T>(call: () => Promise<T>): Promise<T> {
-    const { loops: ids, frames } = callingFrames();
-    const frameOf = (w: Worker) => this.definitions.get(w.id)?.frame ?? w.frame;
-    const loops = [...this.workers.values(), ...this.detached].filter((w) => ids.includes(w.id) || frames.includes(frameOf(w) ?? ''));
-    if (loops.length === 0) return call();
-    for (const w of loops) w.handlerStopCall(1);
-    try {
-      return await call();
-    } finally {
-      for (const w of loops) w.handlerStopCall(-1);
-    }
+  async stopAll(timeoutMs: number, closing = false): Promise<void> {
+    const callers = closing ? new Set<Worker>() : this.callers();
+    this.held = [];
+    this.halt(() => true, timeoutMs);
+    await this.drained(() => true, callers);
+    await this.notifier?.stop();
+    this.notifier = null;
   }
 
-  private pruneDetached(): void {
-    for (const w of this.detached) if (w.activeCount === 0) this.detached.delete(w);
+  /**
+   * The loops a stop call is made from: those whose handler's frame (loop-frame.ts) is on the call's stack. Read
+   * when the call is made, before it awaits anything.
+   */
+  private callers(): Set<Worker> {
+    const { loops: ids, frames } = callingFrames();
+    const callers = new Set<Worker>();
+    if (ids.length === 0 && frames.length === 0) return callers;
+    for (const w of this.workers.values()) {
+      const frame = this.definitions.get(w.id)?.frame;
+      if (ids.includes(w.id) || (frame != null && frames.includes(frame))) callers.add(w);
+    }
+    return callers;
   }
 
   /** The queues whose loops this instance holds stopped, as the workers registry shows them. */
@@ -293,9 +309,8 @@ export class WorkerRegistry {
   }
 
   get activeJobCount(): number {
-    this.pruneDetached();
     let n = 0;
-    for (const w of [...this.workers.values(), ...this.detached]) n += w.activeCount;
+    for (const w of this.workers.values()) n += w.activeCount;
     return n;
   }
 

@@ -1,6 +1,8 @@
-// A handler that stops its own loop (offWork, stopWorking, stopWorkers) must not wait for itself: its job completes
-// with its result, the loop claims nothing more, the call returns once the loop's other handlers are done, and
-// nothing waits for the shutdown timeout (30 s here; every wait below gives up after 10 s).
+// A handler that stops its own loop (offWork, stopWorking, stopWorkers) must not wait for itself: the call returns
+// without waiting for that loop's drain, the loop claims nothing more, its handlers (the caller's among them) finish
+// with their results, and nothing waits for the shutdown timeout (30 s here; every wait below gives up after 10 s).
+// A stop call from a handler still waits for the drains of the loops it is not called from, and close() waits for
+// every handler, one that awaits a stop call included.
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 import type { BatchJob, Job } from '../../lib/core/types.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
@@ -52,7 +54,7 @@ async function completed(roles: string[]): Promise<void> {
 }
 
 describe('a stop call from inside a handler of the loop it stops', () => {
-  it('offWork(queue): its job completes, the other in-flight job drains first, no job is claimed after', async () => {
+  it('offWork(queue): returns without waiting for its loop; both in-flight jobs complete, no job is claimed after', async () => {
     const order: string[] = [];
     const otherMayEnd = deferred();
     let elapsedMs = -1;
@@ -77,10 +79,12 @@ describe('a stop call from inside a handler of the loop it stops', () => {
       return 'stopper done';
     });
     await until(() => order.includes('offWork called'), 'the handler called offWork', PROMPTLY_MS, 5);
+    await until(() => order.includes('offWork resolved'), 'offWork returned while the other job runs', PROMPTLY_MS, 5);
+    // the loop is listed until its drain is done: the other handler still runs
     expect(q.workerCount).toBe(1);
     otherMayEnd.resolve();
     await completed(['stopper', 'other']);
-    expect(order).toEqual(['other started', 'offWork called', 'other ended', 'offWork resolved']);
+    expect(order).toEqual(['other started', 'offWork called', 'offWork resolved', 'other ended']);
     expect(elapsedMs).toBeGreaterThanOrEqual(0);
     expect(elapsedMs).toBeLessThan(PROMPTLY_MS);
     const rows = await jobs();
@@ -91,8 +95,7 @@ describe('a stop call from inside a handler of the loop it stops', () => {
       ['created', 0],
       ['created', 0],
     ]);
-    expect(q.workerCount).toBe(0);
-    await until(() => q.activeJobCount === 0, 'no handler left running', PROMPTLY_MS);
+    await until(() => q.workerCount === 0 && q.activeJobCount === 0, 'the loop drained', PROMPTLY_MS);
   });
 
   it('offWork(own loop id) with no other handler running returns at once', async () => {
@@ -135,7 +138,7 @@ describe('a stop call from inside a handler of the loop it stops', () => {
     });
     await completed(['stopper']);
     expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
-    expect(q.workerCount).toBe(0);
+    await until(() => q.workerCount === 0, 'the loop drained', PROMPTLY_MS);
   });
 
   it('a batch handler: every job of its batch completes', async () => {
@@ -169,5 +172,77 @@ describe('a stop call from inside a handler of the loop it stops', () => {
     await outside;
     await completed(['stopper']);
     expect((await jobs())[0]).toMatchObject({ state: 'completed', claims: 1, output: 'stopped while stopped' });
+  });
+});
+
+describe('a stop call from a handler of one loop that stops another', () => {
+  let other = '';
+  beforeEach(async () => {
+    other = `${name}o`;
+    await q.createQueue(other, { retryLimit: 0 });
+  });
+
+  /** Runs a gated handler on queue `other`; resolves once it runs. */
+  async function gatedOther(gate: Promise<void>): Promise<void> {
+    let running = false;
+    await q.send(other, { role: 'gated' });
+    await q.work(other, { pollingIntervalSeconds: 0.2 }, async () => {
+      running = true;
+      await gate;
+      return 'gated done';
+    });
+    await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
+  }
+
+  it('waits for that loop drain, not its own; two stop calls at once from one handler both hold', async () => {
+    const gate = deferred();
+    const order: string[] = [];
+    await gatedOther(gate.promise);
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await sendLater();
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      order.push('stop calls made');
+      await Promise.all([q.offWork(name), q.stopWorking(other)]);
+      order.push('stop calls returned');
+      return 'both stopped';
+    });
+    await until(() => order.length === 1, 'the stop calls are made', PROMPTLY_MS, 5);
+    expect(q.activeJobCount).toBe(2);
+    order.push('gate opened');
+    gate.resolve();
+    await completed(['stopper']);
+    expect(order).toEqual(['stop calls made', 'gate opened', 'stop calls returned']);
+    const [gated] = await f.sql<{ state: string; output: unknown }>(`SELECT state::text, output FROM $schema.jobs WHERE queue = $1`, [
+      other,
+    ]);
+    expect(gated).toEqual({ state: 'completed', output: 'gated done' });
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+    await until(() => q.workerCount === 0, 'both loops drained', PROMPTLY_MS);
+  });
+
+  it('close() from outside waits for a handler that awaits a stop call: its result is written before the pool ends', async () => {
+    const gate = deferred();
+    const afterStop = deferred();
+    let stopReturned = false;
+    const errorsBefore = f.logger.lines.filter((l) => l.level === 'error').length;
+    await gatedOther(gate.promise);
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      await q.offWork(other);
+      stopReturned = true;
+      await afterStop.promise;
+      return 'finished after the other loop drained';
+    });
+    await until(() => q.activeJobCount === 2, 'both handlers run', PROMPTLY_MS, 5);
+    let closed = false;
+    const closing = q.close().then(() => (closed = true));
+    gate.resolve();
+    await until(() => stopReturned, 'offWork returned to the handler', PROMPTLY_MS, 5);
+    // the handler still runs: close() waits for it
+    expect(closed).toBe(false);
+    afterStop.resolve();
+    await closing;
+    expect(f.logger.lines.filter((l) => l.level === 'error').slice(errorsBefore)).toEqual([]);
+    expect(await jobs()).toEqual([{ role: 'stopper', state: 'completed', claims: 1, output: 'finished after the other loop drained' }]);
   });
 });

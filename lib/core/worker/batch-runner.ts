@@ -82,8 +82,6 @@ function outcomeOf(attempt: Attempt, threw: boolean, thrown: unknown, result: un
 export class BatchRunner {
   /** The call each running attempt belongs to, for `released`. */
   private readonly calls = new WeakMap<Attempt, Call>();
-  /** Handler calls that have not returned. */
-  active = 0;
 
   /** `returned`: an attempt's handler is done with it (its slot frees while its outcome is written). */
   constructor(
@@ -168,7 +166,6 @@ export class BatchRunner {
       let result: unknown;
       let threw = false;
       let thrown: unknown;
-      this.active++;
       try {
         const tracing = this.scope.tracing;
         result = await (tracing
@@ -182,7 +179,6 @@ export class BatchRunner {
         threw = true;
         thrown = err;
       }
-      this.active--;
       free();
       let shared: Outcome | null = null;
       if (!threw && !(result instanceof Map)) {

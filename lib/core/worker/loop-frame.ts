@@ -1,8 +1,9 @@
 // Which loops' handlers a call comes from, at no cost per job. A loop stopping waits for its handlers to return; a
 // handler that awaits the stop of its own loop (offWork, stopWorking, stopWorkers) would wait for itself. Each loop
 // runs its handlers from an async function named after the loop (loopFrame), and a stop call reads the function
-// names on its stack (callingLoops): V8's async stack traces follow the awaits (and the promises an async function
-// returns) from the handler's code up to that function, as an error's stack shows them. Nothing is set or kept per
+// names on its stack (callingFrames): V8's async stack traces follow the awaits from the handler's code up to that
+// function, which awaits the handler (an async function that returns a promise without awaiting it drops out of
+// the trace, but the chain goes on to what awaits it; test/unit/loop-frame.spec.ts). Nothing is set or kept per
 // job: the stack is read only by a stop call. (An AsyncLocalStorage scope around each handler would say the same
 // for any code, but on Node 20 its promise hook cost 10% of the worker's CPU per job: bench/drain-cpu.mjs.)
 // A handler may also name a frame of its own (HANDLER_FRAME, `Class.method`): Nest's pipeline calls the method from
@@ -37,19 +38,22 @@ export function callingFrames(): { loops: string[]; frames: string[] } {
   const stackTraceLimit = Error.stackTraceLimit;
   const prepareStackTrace: unknown = Reflect.get(Error, 'prepareStackTrace');
   let names: unknown;
+  // Reflect.set, not assignment: with frozen intrinsics (node --frozen-intrinsics) the set fails, the stack reads as
+  // the app formats it, and the call is taken as not a handler's (it then waits for every handler, as from outside).
   try {
-    Error.stackTraceLimit = Infinity;
+    Reflect.set(Error, 'stackTraceLimit', Infinity);
     // the frames' function names, async frames included, whatever formatter the app installed
-    Error.prepareStackTrace = (_err, sites: NodeJS.CallSite[]) =>
+    Reflect.set(Error, 'prepareStackTrace', (_err: Error, sites: NodeJS.CallSite[]) =>
       sites.map((site) => {
         const fn = site.getFunctionName();
         // a loop's frame by its own name (called as a property, it has a type: the runner's)
         const type = fn === null || fn.startsWith(PREFIX) ? null : site.getTypeName();
         return type ? `${type}.${fn}` : fn;
-      });
+      }),
+    );
     names = new Error().stack;
   } finally {
-    Error.stackTraceLimit = stackTraceLimit;
+    Reflect.set(Error, 'stackTraceLimit', stackTraceLimit);
     Reflect.set(Error, 'prepareStackTrace', prepareStackTrace);
   }
   const loops = new Set<string>();

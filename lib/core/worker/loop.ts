@@ -18,7 +18,7 @@ import {
   type ClaimProfile,
 } from './claim.js';
 import { Completer, type CompleterScope } from './completer.js';
-import { delay, Drain } from './drain.js';
+import { delay, drain, type DrainParts } from './drain.js';
 import { DueClock } from './due-clock.js';
 import { describeFailure } from './failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
@@ -66,11 +66,7 @@ export class Worker {
   /** Sets the sleeping loop's timer again (a NOTIFY announced a job due before it rings). */
   private rearm: (() => void) | null = null;
   private readonly slowClaims: SlowClaims;
-  private readonly drain: Drain;
-  /** The frame its handler names as its own (HANDLER_FRAME; kept here for once the registry forgot the loop). */
-  frame: string | null = null;
-  /** Stopped with attempts left running (their handler awaited a stop call): the lease clock stops after them. */
-  private detached = false;
+  private readonly drainParts: DrainParts;
 
   constructor(
     private readonly ctx: WorkerContext,
@@ -107,15 +103,14 @@ export class Worker {
     this.runner = new AttemptRunner(this.scope, handler as JobHandler, options.transactional, this.clock, this.completer, (attempt) =>
       this.returned(attempt),
     );
-    this.drain = new Drain({
+    this.drainParts = {
       attempts,
       runner: this.runner,
       completer: this.completer,
       queue,
       log: ctx.log,
       error: (err, context) => ctx.error(err, context),
-      runningCalls: () => (this.batches ? this.batches.active : attempts.busy),
-    });
+    };
     if (options.batch) {
       const batches = new BatchRunner(this.scope, handler as BatchHandler, this.clock, this.runner, (a) => this.returned(a));
       this.batches = batches;
@@ -313,10 +308,6 @@ export class Worker {
         // Both wake-ups: notify() reaches a loop that waits for work, wakeForSlot() one that waits for a slot.
         if (this.holdsBack()) this.notify();
         this.wakeForSlot();
-        if (this.detached && this.attempts.size === 0) {
-          this.detached = false;
-          void this.clock.stop();
-        }
       } catch (err) {
         this.scope.error(err, `the loop of queue "${this.queue}" after job ${attempt.row.id}`);
       }
@@ -352,8 +343,7 @@ export class Worker {
   /**
    * Stops claiming and waits up to `timeoutMs` for running handlers. Then it aborts their signals,
    * gives them a moment to return (a result is kept; a throw hands the job back), and hands back the
-   * jobs of handlers that are still running, at once and with no attempt counted (Drain). An attempt whose
-   * handler awaits this stop (or another) is not waited for: it runs on under its lease, and completes.
+   * jobs of handlers that are still running, at once and with no attempt counted (drain.ts).
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
@@ -368,21 +358,7 @@ export class Worker {
     await Promise.race([this.loop, claimWait.promise]);
     claimWait.cancel();
     await handingBack;
-    await this.finish(timeoutMs, deadline);
-  }
-
-  /**
-   * Drains what a stop left running (attempts whose handler awaited a stop call) as stop() drains, for close().
-   * With nothing left the lease clock stops; otherwise it watches the rest until they are done (follow()).
-   */
-  async finish(timeoutMs: number, deadline = Date.now() + timeoutMs): Promise<void> {
-    await this.drain.run(deadline);
-    if (this.attempts.size === 0) await this.clock.stop();
-    else this.detached = true;
-  }
-
-  /** A handler of this loop began (+1) or ended (-1) a stop call (see Drain). */
-  handlerStopCall(delta: 1 | -1): void {
-    this.drain.handlerStopCall(delta);
+    await drain(this.drainParts, deadline);
+    await this.clock.stop();
   }
 }
