@@ -129,6 +129,7 @@ export class WorkerRegistry {
    */
   async startWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
+    const callers = this.callers();
     return this.serial(async () => {
       if (name === undefined) {
         this.holdAll = false;
@@ -140,8 +141,10 @@ export class WorkerRegistry {
       }
       for (const def of [...this.held]) {
         if (this.isHeld(def.name)) continue;
-        // its last run may still drain (a stop call from its handler did not wait): one run of a loop at a time
-        await Promise.all([...this.stopping].filter(([w]) => this.definitions.get(w.id) === def).map(([, d]) => d));
+        // Its last run may still drain (a stop call from its handler did not wait): one run of a loop at a time,
+        // unless this call comes from that run's handler, which the drain waits for.
+        const last = [...this.stopping].filter(([w]) => this.definitions.get(w.id) === def);
+        if (!last.some(([w]) => callers.has(w))) await Promise.all(last.map(([, d]) => d));
         await this.start(def);
         this.held = this.held.filter((d) => d !== def);
       }

@@ -129,6 +129,23 @@ describe('a stop call from inside a handler of the loop it stops', () => {
     await completed(['stopper', 'later', 'later', 'later']);
   });
 
+  it('stopWorking(queue) then startWorking(queue) from the same handler: the loop starts again at once', async () => {
+    await q.send(name, { role: 'stopper' }, { priority: 10 });
+    await sendLater();
+    let restarts = 0;
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async (job: Job<{ role: string }>) => {
+      if (job.data.role === 'stopper') {
+        await q.stopWorking(name);
+        await q.startWorking(name);
+        restarts++;
+      }
+      return job.data.role;
+    });
+    await completed(['stopper', 'later', 'later', 'later']);
+    expect(restarts).toBe(1);
+    expect((await jobs()).map((r) => r.claims)).toEqual([1, 1, 1, 1]);
+  });
+
   it('stopWorkers(): its job completes, promptly', async () => {
     await q.send(name, { role: 'stopper' }, { priority: 10 });
     await sendLater();
