@@ -3,12 +3,13 @@
 // for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
 // a new loop).
 //
-// A stop call may come from a handler (offWork from inside a job of the queue it stops). Waiting for the drain of
-// the caller's own loop would be waiting for itself until the shutdown timeout, its job then handed back. So a stop
-// call does not wait for the drains of the loops it is called from (loop-frame.ts finds them on its stack): those
-// stop claiming at once and drain in the background, the caller's handler among those they wait for, and close()
-// waits for them. A stop call waits for the others' drains outside the one-at-a-time section, so that a handler's
-// stop call never queues behind a drain that waits for that handler.
+// These calls may come from a handler (offWork from inside a job of the queue it stops). A drain waits for every
+// handler of its loop, so a handler waiting for a drain may wait for itself (its own loop), or for a handler that
+// waits for it (two loops stopping each other), until the shutdown timeout, its job then handed back. So a call
+// made from a handler (loop-frame.ts finds one of this engine's loops on its stack) waits for no drain: the loops
+// it stops claim no more from then on and drain in the background, and close() waits for every drain. And no call
+// waits for a drain inside the one-at-a-time section, so that a handler's call never queues behind a drain that
+// waits for that handler.
 import { checkedHandler, jobNameOf, type JobName } from './job-definition.js';
 import { InvalidOptionError, QueueError } from './errors.js';
 import { Notifier } from './notifier.js';
@@ -107,7 +108,7 @@ export class WorkerRegistry {
    */
   async stopWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
-    const callers = this.callers();
+    const fromHandler = this.fromHandler();
     const which: Picks = (w) => name === undefined || w.queue === name;
     await this.serial(() => {
       if (name === undefined) {
@@ -120,17 +121,18 @@ export class WorkerRegistry {
       for (const w of this.workers.values()) if (which(w) && !this.stopping.has(w)) this.held.push(this.definitions.get(w.id)!);
       this.halt(which, this.rt.config.shutdownTimeoutMs);
     });
-    await this.drained(which, callers);
+    if (!fromHandler) await this.drained(which);
   }
 
   /**
    * Starts again the held loops of queue `name` (of every queue when no name is given), each as a new loop. A loop
    * that cannot start (the database away, its queue deleted) stays held, with those after it, and the call throws.
+   * A loop whose last run still drains starts once that drain is done (at once when called from a handler).
    */
   async startWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
-    const callers = this.callers();
-    return this.serial(async () => {
+    const fromHandler = this.fromHandler();
+    const released = await this.serial(() => {
       if (name === undefined) {
         this.holdAll = false;
         this.released.clear();
@@ -139,12 +141,15 @@ export class WorkerRegistry {
         this.heldQueues.delete(name);
         if (this.holdAll) this.released.add(name);
       }
-      for (const def of [...this.held]) {
-        if (this.isHeld(def.name)) continue;
-        // Its last run may still drain (a stop call from its handler did not wait): one run of a loop at a time,
-        // unless this call comes from that run's handler, which the drain waits for.
-        const last = [...this.stopping].filter(([w]) => this.definitions.get(w.id) === def);
-        if (!last.some(([w]) => callers.has(w))) await Promise.all(last.map(([, d]) => d));
+      return this.held.filter((d) => !this.isHeld(d.name));
+    });
+    // one run of a loop at a time, but a handler does not wait (the drain may wait for it)
+    if (!fromHandler)
+      await Promise.all([...this.stopping].filter(([w]) => released.includes(this.definitions.get(w.id)!)).map(([, d]) => d));
+    return this.serial(async () => {
+      for (const def of released) {
+        // held again, forgotten (offWork, stopWorkers) or started by another call meanwhile
+        if (!this.held.includes(def) || this.isHeld(def.name)) continue;
         await this.start(def);
         this.held = this.held.filter((d) => d !== def);
       }
@@ -229,50 +234,59 @@ export class WorkerRegistry {
     }
   }
 
-  /** Waits for the drains of the stopping loops that `which` picks, except the loops of `callers`. */
-  private async drained(which: Picks, callers: ReadonlySet<Worker>): Promise<void> {
-    await Promise.all([...this.stopping].filter(([w]) => which(w) && !callers.has(w)).map(([, d]) => d));
+  /** Waits for the drains of the stopping loops that `which` picks. */
+  private async drained(which: Picks): Promise<void> {
+    await Promise.all([...this.stopping].filter(([w]) => which(w)).map(([, d]) => d));
   }
 
   /** Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own), and forgets them. */
   async offWork(nameOrId: string): Promise<void> {
-    const callers = this.callers();
+    const fromHandler = this.fromHandler();
     const picks = (d: LoopDefinition | undefined) => d !== undefined && (d.id === nameOrId || d.name === nameOrId);
     const which: Picks = (w) => w.id === nameOrId || picks(this.definitions.get(w.id));
     await this.serial(() => {
       this.held = this.held.filter((d) => !picks(d));
       this.halt(which, this.rt.config.shutdownTimeoutMs);
     });
-    await this.drained(which, callers);
+    if (!fromHandler) await this.drained(which);
   }
 
   /**
-   * Stops every loop (held loops are forgotten with the rest) and waits for their drains, except, for stopWorkers()
-   * from a handler, the drain of the caller's loop. close() (`closing`) waits for every drain, that one included,
-   * then stops the LISTEN connection.
+   * Stops every loop (held loops are forgotten with the rest) and waits for their drains, but from a handler
+   * (stopWorkers). close() (`closing`) waits for every drain, also from a handler, then stops the LISTEN connection;
+   * it does not queue behind the other calls (a loop starting meanwhile sees the engine closing and does not start).
    */
   async stopAll(timeoutMs: number, closing = false): Promise<void> {
-    const callers = closing ? new Set<Worker>() : this.callers();
-    this.held = [];
-    this.halt(() => true, timeoutMs);
-    await this.drained(() => true, callers);
+    const fromHandler = !closing && this.fromHandler();
+    const stopAll = () => {
+      this.held = [];
+      this.halt(() => true, timeoutMs);
+    };
+    if (closing) stopAll();
+    else await this.serial(stopAll);
+    if (!fromHandler) await this.drained(() => true);
     await this.notifier?.stop();
     this.notifier = null;
   }
 
   /**
-   * The loops a stop call is made from: those whose handler's frame (loop-frame.ts) is on the call's stack. Read
-   * when the call is made, before it awaits anything.
+   * Whether the call comes from a handler of one of this engine's loops: one's frame (loop-frame.ts) is on its
+   * stack. Read when the call is made, before it awaits anything.
    */
-  private callers(): Set<Worker> {
+  private fromHandler(): boolean {
     const { loops: ids, frames } = callingFrames();
-    const callers = new Set<Worker>();
-    if (ids.length === 0 && frames.length === 0) return callers;
+    if (ids.length === 0 && frames.length === 0) return false;
     for (const w of this.workers.values()) {
       const frame = this.definitions.get(w.id)?.frame;
-      if (ids.includes(w.id) || (frame != null && frames.includes(frame))) callers.add(w);
+      if (ids.includes(w.id) || (frame != null && frames.includes(frame))) return true;
     }
-    return callers;
+    return false;
+  }
+
+  /** Whether a loop of queue `name` runs (not stopping): for nestjs-pgqueue/testing. */
+  runs(name: string): boolean {
+    for (const w of this.workers.values()) if (w.queue === name && !this.stopping.has(w)) return true;
+    return false;
   }
 
   /** The queues whose loops this instance holds stopped, as the workers registry shows them. */

@@ -44,11 +44,6 @@ function registryOf(queue: PgQueue): WorkerRegistry {
   return workersOf(queue);
 }
 
-/** Whether a loop of this process runs queue `name` now. */
-function runs(registry: WorkerRegistry, name: string): boolean {
-  return registry.loops().some((loop) => loop.queue === name);
-}
-
 /** Held loops that drain and runJob started: how many calls use them, their start, and their stop once none does. */
 interface Borrow {
   users: number;
@@ -86,7 +81,7 @@ export async function borrowLoops(queue: PgQueue, name: string, caller: string):
     borrow = byName.get(name);
   }
   if (!borrow) {
-    if (runs(registry, name)) return { registry, release: () => Promise.resolve() };
+    if (registry.runs(name)) return { registry, release: () => Promise.resolve() };
     if (!registry.stoppedQueues().includes(name)) throw new NoWorkerError(caller, name, whyNone(queue));
     // registered before the start is awaited: a call made meanwhile waits for this start, not one of its own
     borrow = { users: 0, started: queue.startWorking(name), stopping: null };
@@ -119,7 +114,7 @@ export async function borrowLoops(queue: PgQueue, name: string, caller: string):
 
 /** NoWorkerError when no loop of this process runs queue `name` any more (stopped while drain or runJob waited). */
 export function assertRuns(queue: PgQueue, registry: WorkerRegistry, name: string, caller: string): void {
-  if (!runs(registry, name)) throw new NoWorkerError(caller, name, whyNone(queue));
+  if (!registry.loops().some((loop) => loop.queue === name)) throw new NoWorkerError(caller, name, whyNone(queue));
 }
 
 function whyNone(queue: PgQueue): string {

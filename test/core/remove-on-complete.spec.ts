@@ -111,7 +111,11 @@ describe('removeOnComplete', () => {
     const order: string[] = [];
     await q.work('rmc.parent', { pollingIntervalSeconds: 0.1 }, async (job) => void order.push(job.id));
     await q.work('rmc.child', { pollingIntervalSeconds: 0.1 }, async (job) => void order.push(job.id));
-    await until(async () => (await rowsOf('rmc.child')).length === 0 && order.length === 3, 'the child ran and was deleted');
+    // a handler returns before its completion is written: wait for the solo job's deletion too
+    await until(
+      async () => (await rowsOf('rmc.child')).length === 0 && order.length === 3 && (await rowsOf('rmc.parent')).length === 1,
+      'the child ran and was deleted, and so was the solo job',
+    );
     expect(order.indexOf(ids.c!)).toBeGreaterThan(order.indexOf(ids.p!));
     // the parent is kept (completed), the job that nothing waits for is gone
     expect(await rowsOf('rmc.parent')).toEqual([{ id: ids.p, state: 'completed' }]);

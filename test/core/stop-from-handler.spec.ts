@@ -1,8 +1,8 @@
 // A handler that stops its own loop (offWork, stopWorking, stopWorkers) must not wait for itself: the call returns
 // without waiting for that loop's drain, the loop claims nothing more, its handlers (the caller's among them) finish
 // with their results, and nothing waits for the shutdown timeout (30 s here; every wait below gives up after 10 s).
-// A stop call from a handler still waits for the drains of the loops it is not called from, and close() waits for
-// every handler, one that awaits a stop call included.
+// A call from a handler waits for no drain at all (the drain of another loop may wait for a handler that waits for
+// this one), and close() waits for every handler, one that awaits a stop call included.
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 import type { BatchJob, Job } from '../../lib/core/types.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
@@ -211,7 +211,7 @@ describe('a stop call from a handler of one loop that stops another', () => {
     await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
   }
 
-  it('waits for that loop drain, not its own; two stop calls at once from one handler both hold', async () => {
+  it('waits for no drain: two stop calls at once from one handler return while the other loop still drains', async () => {
     const gate = deferred();
     const order: string[] = [];
     await gatedOther(gate.promise);
@@ -223,18 +223,80 @@ describe('a stop call from a handler of one loop that stops another', () => {
       order.push('stop calls returned');
       return 'both stopped';
     });
-    await until(() => order.length === 1, 'the stop calls are made', PROMPTLY_MS, 5);
-    expect(q.activeJobCount).toBe(2);
-    order.push('gate opened');
-    gate.resolve();
     await completed(['stopper']);
-    expect(order).toEqual(['stop calls made', 'gate opened', 'stop calls returned']);
+    expect(order).toEqual(['stop calls made', 'stop calls returned']);
+    // the other loop drains in the background: its handler still runs, and finishes with its result
+    await until(() => q.activeJobCount === 1, 'the gated handler is the one left running', PROMPTLY_MS, 5);
+    gate.resolve();
+    await until(() => q.workerCount === 0, 'both loops drained', PROMPTLY_MS);
     const [gated] = await f.sql<{ state: string; output: unknown }>(`SELECT state::text, output FROM $schema.jobs WHERE queue = $1`, [
       other,
     ]);
     expect(gated).toEqual({ state: 'completed', output: 'gated done' });
     expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+  });
+
+  it('two handlers of two loops stopping each other both complete promptly', async () => {
+    const bothIn = deferred();
+    let arrived = 0;
+    const handler = (target: () => string) => async (job: Job<{ role: string }>) => {
+      if (++arrived === 2) bothIn.resolve();
+      await bothIn.promise;
+      await q.stopWorking(target());
+      return `${job.data.role} stopped ${target()}`;
+    };
+    await q.send(name, { role: 'a' });
+    await q.send(other, { role: 'b' });
+    await q.work(
+      name,
+      { pollingIntervalSeconds: 0.2 },
+      handler(() => other),
+    );
+    await q.work(
+      other,
+      { pollingIntervalSeconds: 0.2 },
+      handler(() => name),
+    );
     await until(() => q.workerCount === 0, 'both loops drained', PROMPTLY_MS);
+    const rows = await f.sql<{ state: string; claims: number; output: unknown }>(
+      `SELECT state::text, claim_count AS claims, output FROM $schema.jobs WHERE queue = ANY($1) ORDER BY queue`,
+      [[name, other]],
+    );
+    expect(rows).toEqual([
+      { state: 'completed', claims: 1, output: `a stopped ${other}` },
+      { state: 'completed', claims: 1, output: `b stopped ${name}` },
+    ]);
+  });
+
+  it('startWorking from outside waits for the last run to drain, and a handler of that run is not held up by it', async () => {
+    const gate = deferred();
+    const returned: string[] = [];
+    await q.insert(name, [
+      { data: { role: 'stopper' }, priority: 10 },
+      { data: { role: 'other' }, priority: 10 },
+    ]);
+    await sendLater();
+    await q.work(name, { concurrency: 2, pollingIntervalSeconds: 0.2 }, async (job: Job<{ role: string }>) => {
+      if (job.data.role === 'stopper') await q.stopWorking(name);
+      if (job.data.role === 'other') {
+        await gate.promise;
+        await q.offWork(`${name}-no-such-loop`);
+        returned.push('offWork');
+      }
+      return job.data.role;
+    });
+    await completed(['stopper']);
+    let started = false;
+    const starting = q.startWorking(name).then(() => (started = true));
+    // the last run drains until the gate opens
+    expect(started).toBe(false);
+    gate.resolve();
+    await completed(['stopper', 'other']);
+    expect(returned).toEqual(['offWork']);
+    await starting;
+    expect(started).toBe(true);
+    await completed(['stopper', 'other', 'later', 'later', 'later']);
+    expect((await jobs()).map((r) => r.claims)).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('close() from outside waits for a handler that awaits a stop call: its result is written before the pool ends', async () => {
