@@ -50,9 +50,9 @@ export class WorkerRegistry {
   /** The queues held by name (stopWorking(name)). */
   private readonly heldQueues = new Set<string>();
   /**
-   * work, offWork, stopWorking and startWorking run one at a time, up to the drains they wait for: no loop is held
-   * twice, none that offWork() forgot comes back, and startWorking() starts a held loop again only once its last
-   * run has drained.
+   * work, offWork, stopWorking, startWorking and stopWorkers run one at a time, up to the drains they wait for: no
+   * loop is held twice, none that offWork() forgot comes back, and startWorking() from outside a handler starts a
+   * held loop again only once its last run has drained.
    */
   private control: Promise<unknown> = Promise.resolve();
   private notifier: Notifier | null = null;
@@ -144,16 +144,23 @@ export class WorkerRegistry {
       return this.held.filter((d) => !this.isHeld(d.name));
     });
     // one run of a loop at a time, but a handler does not wait (the drain may wait for it)
-    if (!fromHandler)
-      await Promise.all([...this.stopping].filter(([w]) => released.includes(this.definitions.get(w.id)!)).map(([, d]) => d));
+    if (!fromHandler) await Promise.all(released.map((def) => this.drainingRunOf(def) ?? Promise.resolve()));
     return this.serial(async () => {
       for (const def of released) {
         // held again, forgotten (offWork, stopWorkers) or started by another call meanwhile
         if (!this.held.includes(def) || this.isHeld(def.name)) continue;
+        // started and stopped again meanwhile: the call that released it after that stop waits for that drain
+        if (!fromHandler && this.drainingRunOf(def)) continue;
         await this.start(def);
         this.held = this.held.filter((d) => d !== def);
       }
     });
+  }
+
+  /** The drain of the last run of `def`, if it is still draining. */
+  private drainingRunOf(def: LoopDefinition): Promise<void> | undefined {
+    for (const [w, drained] of this.stopping) if (this.definitions.get(w.id) === def) return drained;
+    return undefined;
   }
 
   private isHeld(name: string): boolean {
@@ -265,8 +272,14 @@ export class WorkerRegistry {
     if (closing) stopAll();
     else await this.serial(stopAll);
     if (!fromHandler) await this.drained(() => true);
-    await this.notifier?.stop();
-    this.notifier = null;
+    // not under a loop started meanwhile (work, startWorking): it would hear no NOTIFY
+    const stopNotifier = async () => {
+      if (!closing && this.workers.size > 0) return;
+      await this.notifier?.stop();
+      this.notifier = null;
+    };
+    if (closing) await stopNotifier();
+    else await this.serial(stopNotifier);
   }
 
   /**

@@ -173,7 +173,7 @@ describe('a stop call from inside a handler of the loop it stops', () => {
     expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 2, created: 3 });
   });
 
-  it('a stop from outside already waiting for the handler lets go of it once the handler calls offWork', async () => {
+  it('a stop from outside already waiting for the handler: the handler calls offWork, returns, and its job completes', async () => {
     const handlerMayStop = deferred();
     let running = false;
     await q.send(name, { role: 'stopper' }, { priority: 10 });
@@ -271,6 +271,7 @@ describe('a stop call from a handler of one loop that stops another', () => {
   it('startWorking from outside waits for the last run to drain, and a handler of that run is not held up by it', async () => {
     const gate = deferred();
     const returned: string[] = [];
+    const order: string[] = [];
     await q.insert(name, [
       { data: { role: 'stopper' }, priority: 10 },
       { data: { role: 'other' }, priority: 10 },
@@ -283,13 +284,16 @@ describe('a stop call from a handler of one loop that stops another', () => {
         await q.offWork(`${name}-no-such-loop`);
         returned.push('offWork');
       }
+      order.push(job.data.role);
       return job.data.role;
     });
     await completed(['stopper']);
     let started = false;
     const starting = q.startWorking(name).then(() => (started = true));
-    // the last run drains until the gate opens
+    // the last run drains until the gate opens: a few round trips later, no new loop has started
+    for (let i = 0; i < 3; i++) await q.getQueue(name);
     expect(started).toBe(false);
+    expect(q.workerCount).toBe(1);
     gate.resolve();
     await completed(['stopper', 'other']);
     expect(returned).toEqual(['offWork']);
@@ -297,6 +301,7 @@ describe('a stop call from a handler of one loop that stops another', () => {
     expect(started).toBe(true);
     await completed(['stopper', 'other', 'later', 'later', 'later']);
     expect((await jobs()).map((r) => r.claims)).toEqual([1, 1, 1, 1, 1]);
+    expect(order).toEqual(['stopper', 'other', 'later', 'later', 'later']);
   });
 
   it('close() from outside waits for a handler that awaits a stop call: its result is written before the pool ends', async () => {
@@ -323,5 +328,49 @@ describe('a stop call from a handler of one loop that stops another', () => {
     await closing;
     expect(f.logger.lines.filter((l) => l.level === 'error').slice(errorsBefore)).toEqual([]);
     expect(await jobs()).toEqual([{ role: 'stopper', state: 'completed', claims: 1, output: 'finished after the other loop drained' }]);
+  });
+});
+
+describe('calls from outside racing a drain', () => {
+  /** A loop of queue `name` whose one job runs until `gate` opens; resolves once it runs. */
+  async function gatedLoop(gate: Promise<void>): Promise<void> {
+    let running = false;
+    await q.send(name, { role: 'gated' });
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      running = true;
+      await gate;
+      return 'gated done';
+    });
+    await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
+  }
+
+  it('stopWorkers() while a startWorking() waits for a drain: no loop runs once it returns', async () => {
+    const gate = deferred();
+    await gatedLoop(gate.promise);
+    const stopping = q.stopWorking(name);
+    const starting = q.startWorking(name);
+    const stoppingAll = q.stopWorkers();
+    gate.resolve();
+    await Promise.all([stopping, starting, stoppingAll]);
+    expect(q.workerCount).toBe(0);
+    await sendLater();
+    // a loop started after stopWorkers would claim these at once
+    for (let i = 0; i < 3; i++) await q.getQueue(name);
+    expect(await stateCounts(f.pool, f.schema, name)).toEqual({ completed: 1, created: 3 });
+  });
+
+  it('a loop started while stopWorkers() drains still hears NOTIFY once it returns', async () => {
+    const gate = deferred();
+    await gatedLoop(gate.promise);
+    const other = `${name}n`;
+    await q.createQueue(other, { retryLimit: 0 });
+    const stoppingAll = q.stopWorkers();
+    // polls every 60 s: only a NOTIFY makes it claim a job sent later within the wait below
+    await q.work(other, { pollingIntervalSeconds: 60 }, async () => 'heard');
+    gate.resolve();
+    await stoppingAll;
+    expect(q.workerCount).toBe(1);
+    await q.send(other, { n: 1 });
+    await until(async () => (await stateCounts(f.pool, f.schema, other)).completed === 1, 'the job sent after is claimed', PROMPTLY_MS);
   });
 });
