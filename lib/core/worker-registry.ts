@@ -143,24 +143,31 @@ export class WorkerRegistry {
       }
       return this.held.filter((d) => !this.isHeld(d.name));
     });
-    // one run of a loop at a time, but a handler does not wait (the drain may wait for it)
-    if (!fromHandler) await Promise.all(released.map((def) => this.drainingRunOf(def) ?? Promise.resolve()));
-    return this.serial(async () => {
-      for (const def of released) {
-        // held again, forgotten (offWork, stopWorkers) or started by another call meanwhile
-        if (!this.held.includes(def) || this.isHeld(def.name)) continue;
-        // started and stopped again meanwhile: the call that released it after that stop waits for that drain
-        if (!fromHandler && this.drainingRunOf(def)) continue;
-        await this.start(def);
-        this.held = this.held.filter((d) => d !== def);
-      }
-    });
+    // One run of a loop at a time, but a handler does not wait (the drain may wait for it). A loop started and
+    // stopped again while this call waited has a new drain to wait for: it goes round again.
+    let pending = released;
+    while (pending.length > 0) {
+      if (!fromHandler) await Promise.all(this.drainsOf(pending));
+      pending = await this.serial(async () => {
+        const again: LoopDefinition[] = [];
+        for (const def of pending) {
+          // held again, forgotten (offWork, stopWorkers) or started by another call meanwhile
+          if (!this.held.includes(def) || this.isHeld(def.name)) continue;
+          if (!fromHandler && this.drainsOf([def]).length > 0) {
+            again.push(def);
+            continue;
+          }
+          await this.start(def);
+          this.held = this.held.filter((d) => d !== def);
+        }
+        return again;
+      });
+    }
   }
 
-  /** The drain of the last run of `def`, if it is still draining. */
-  private drainingRunOf(def: LoopDefinition): Promise<void> | undefined {
-    for (const [w, drained] of this.stopping) if (this.definitions.get(w.id) === def) return drained;
-    return undefined;
+  /** The drains of the runs of `defs` still draining. */
+  private drainsOf(defs: readonly LoopDefinition[]): Promise<void>[] {
+    return [...this.stopping].filter(([w]) => defs.includes(this.definitions.get(w.id)!)).map(([, drained]) => drained);
   }
 
   private isHeld(name: string): boolean {
@@ -272,9 +279,9 @@ export class WorkerRegistry {
     if (closing) stopAll();
     else await this.serial(stopAll);
     if (!fromHandler) await this.drained(() => true);
-    // not under a loop started meanwhile (work, startWorking): it would hear no NOTIFY
+    // not under a loop started meanwhile (work, startWorking): it would hear no NOTIFY (a loop draining claims no more)
     const stopNotifier = async () => {
-      if (!closing && this.workers.size > 0) return;
+      if (!closing && [...this.workers.values()].some((w) => !this.stopping.has(w))) return;
       await this.notifier?.stop();
       this.notifier = null;
     };

@@ -373,4 +373,33 @@ describe('calls from outside racing a drain', () => {
     await q.send(other, { n: 1 });
     await until(async () => (await stateCounts(f.pool, f.schema, other)).completed === 1, 'the job sent after is claimed', PROMPTLY_MS);
   });
+
+  it('startWorking() waits for every run still draining, one started from a handler meanwhile included', async () => {
+    const gates = { slow: deferred(), slow2: deferred() };
+    const running = new Set<string>();
+    await q.send(name, { role: 'slow' }, { priority: 10 });
+    await sendLater();
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async (job: Job<{ role: 'slow' | 'slow2' | 'later' }>) => {
+      running.add(job.data.role);
+      if (job.data.role !== 'later') await gates[job.data.role].promise;
+      return job.data.role;
+    });
+    await until(() => running.has('slow'), 'the first run works', PROMPTLY_MS, 5);
+    const firstStop = q.stopWorking(name);
+    // a handler of another queue starts the loop again at once, while its first run drains
+    const ctl = `${name}c`;
+    await q.createQueue(ctl, { retryLimit: 0 });
+    await q.send(name, { role: 'slow2' }, { priority: 10 });
+    await q.send(ctl, {});
+    await q.work(ctl, { pollingIntervalSeconds: 0.2 }, async () => q.startWorking(name));
+    await until(() => running.has('slow2'), 'the second run works', PROMPTLY_MS, 5);
+    const secondStop = q.stopWorking(name);
+    const starting = q.startWorking(name);
+    gates.slow.resolve();
+    await firstStop;
+    gates.slow2.resolve();
+    await Promise.all([secondStop, starting]);
+    await completed(['slow', 'slow2', 'later', 'later', 'later']);
+    expect((await jobs()).map((r) => r.claims)).toEqual([1, 1, 1, 1, 1]);
+  });
 });
