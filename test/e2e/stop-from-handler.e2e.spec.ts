@@ -50,7 +50,7 @@ describe('a @QueueHandler method that calls offWork on its own queue', () => {
     ]);
     await until(async () => (await stateCounts(pool, schema, 'stopself')).completed === 1, 'the stopper completed', 10_000);
     expect(await stateCounts(pool, schema, 'stopself')).toEqual({ completed: 1, created: 1 });
-    expect(queue.workerCount).toBe(0);
+    await until(() => queue.workerCount === 0, 'the loop drained', 10_000);
     await pool.query(`DELETE FROM "${schema}".jobs WHERE queue = 'stopself'`);
     await app.close();
   });
