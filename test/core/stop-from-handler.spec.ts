@@ -53,6 +53,18 @@ async function completed(roles: string[]): Promise<void> {
   );
 }
 
+/** A loop of queue `queue` whose one job runs until `gate` opens; resolves once it runs. */
+async function gatedLoop(queue: string, gate: Promise<void>): Promise<void> {
+  let running = false;
+  await q.send(queue, { role: 'gated' });
+  await q.work(queue, { pollingIntervalSeconds: 0.2 }, async () => {
+    running = true;
+    await gate;
+    return 'gated done';
+  });
+  await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
+}
+
 describe('a stop call from inside a handler of the loop it stops', () => {
   it('offWork(queue): returns without waiting for its loop; both in-flight jobs complete, no job is claimed after', async () => {
     const order: string[] = [];
@@ -199,22 +211,10 @@ describe('a stop call from a handler of one loop that stops another', () => {
     await q.createQueue(other, { retryLimit: 0 });
   });
 
-  /** Runs a gated handler on queue `other`; resolves once it runs. */
-  async function gatedOther(gate: Promise<void>): Promise<void> {
-    let running = false;
-    await q.send(other, { role: 'gated' });
-    await q.work(other, { pollingIntervalSeconds: 0.2 }, async () => {
-      running = true;
-      await gate;
-      return 'gated done';
-    });
-    await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
-  }
-
   it('waits for no drain: two stop calls at once from one handler return while the other loop still drains', async () => {
     const gate = deferred();
     const order: string[] = [];
-    await gatedOther(gate.promise);
+    await gatedLoop(other, gate.promise);
     await q.send(name, { role: 'stopper' }, { priority: 10 });
     await sendLater();
     await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
@@ -309,7 +309,7 @@ describe('a stop call from a handler of one loop that stops another', () => {
     const afterStop = deferred();
     let stopReturned = false;
     const errorsBefore = f.logger.lines.filter((l) => l.level === 'error').length;
-    await gatedOther(gate.promise);
+    await gatedLoop(other, gate.promise);
     await q.send(name, { role: 'stopper' }, { priority: 10 });
     await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
       await q.offWork(other);
@@ -332,21 +332,9 @@ describe('a stop call from a handler of one loop that stops another', () => {
 });
 
 describe('calls from outside racing a drain', () => {
-  /** A loop of queue `name` whose one job runs until `gate` opens; resolves once it runs. */
-  async function gatedLoop(gate: Promise<void>): Promise<void> {
-    let running = false;
-    await q.send(name, { role: 'gated' });
-    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
-      running = true;
-      await gate;
-      return 'gated done';
-    });
-    await until(() => running, 'the gated handler runs', PROMPTLY_MS, 5);
-  }
-
   it('stopWorkers() while a startWorking() waits for a drain: no loop runs once it returns', async () => {
     const gate = deferred();
-    await gatedLoop(gate.promise);
+    await gatedLoop(name, gate.promise);
     const stopping = q.stopWorking(name);
     const starting = q.startWorking(name);
     const stoppingAll = q.stopWorkers();
@@ -361,7 +349,7 @@ describe('calls from outside racing a drain', () => {
 
   it('a loop started while stopWorkers() drains still hears NOTIFY once it returns', async () => {
     const gate = deferred();
-    await gatedLoop(gate.promise);
+    await gatedLoop(name, gate.promise);
     const other = `${name}n`;
     await q.createQueue(other, { retryLimit: 0 });
     const stoppingAll = q.stopWorkers();
