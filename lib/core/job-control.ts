@@ -2,8 +2,8 @@
 // when the caller gives one), cancel, resume, retry and delete (redrive: redrive.ts; getJobById: dependencies.ts).
 // Each change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
 import type { Executor } from './db.js';
-import { InvalidOptionError, JobNotFoundError, JobStateError, QueueError } from './errors.js';
-import { parseRefs, type ParsedRef } from './job-refs.js';
+import { JobNotFoundError, JobStateError, QueueError } from './errors.js';
+import { parseRefs, plainIds, type ParsedRef } from './job-refs.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { QueueRouter } from './queue-router.js';
 import { completeArgs, completeLeafArgs, failArgs, touchArgs, type Statements } from './sql/index.js';
@@ -155,7 +155,7 @@ export class JobControl {
 
   async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
     queueName('name', name);
-    const list = [...new Set(this.plainIds(ids))];
+    const list = [...new Set(plainIds(ids))];
     const exec = await this.ctx.db();
     const rows = await this.ctx.router
       .onQueue(
@@ -184,20 +184,13 @@ export class JobControl {
     return this.changeJobs('deleteJobs', name, ids);
   }
 
-  private plainIds(ids: string | string[]): string[] {
-    return parseRefs(ids).map((r) => {
-      if (r.retryCount !== null) throw new InvalidOptionError('ids', 'job ids (strings)', ids);
-      return r.id;
-    });
-  }
-
   private async changeJobs(
     statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs',
     name: string,
     ids: string | string[],
   ): Promise<ChangeResult> {
     queueName('name', name);
-    const list = this.plainIds(ids);
+    const list = plainIds(ids);
     const params = statement === 'resumeJobs' ? [name, list, this.ctx.channel] : [name, list];
     const exec = await this.ctx.db();
     const run = (st: Statements) =>

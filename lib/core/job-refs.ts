@@ -31,3 +31,11 @@ export function parseRefs(ids: JobRef | JobRef[]): ParsedRef[] {
     throw new InvalidOptionError(field, 'a job id (a string of digits from 1 to 9223372036854775807) or { id, retryCount }', ref);
   });
 }
+
+/** Ids alone, for calls that act on jobs whatever their attempt: a `{ id, retryCount }` ref is refused (`field`). */
+export function plainIds(ids: string | string[], field = 'ids'): string[] {
+  return parseRefs(ids).map((r) => {
+    if (r.retryCount !== null) throw new InvalidOptionError(field, 'job ids (strings)', ids);
+    return r.id;
+  });
+}

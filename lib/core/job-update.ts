@@ -6,6 +6,7 @@ import { callerExecutor, inTransaction, pgExecutor, type Executor } from './db.j
 import { InvalidOptionError } from './errors.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import { isJobDefinition, jobNameOf, resolveJob, type JobName } from './job-definition.js';
+import { isJobId } from './job-refs.js';
 import { jobDefaultKeys, parseSendOptions } from './options.js';
 import type { Runtime } from './runtime.js';
 import type { Sender } from './sender.js';
@@ -62,10 +63,6 @@ const TARGET_KEYS = new Set(['id', 'singletonKey', 'match', 'db']);
 const CHANGE_KEYS = ['priority', 'startAfter', 'deadLetter', 'group', ...jobDefaultKeys()];
 const UPDATE_KEYS = new Set([...TARGET_KEYS, ...CHANGE_KEYS]);
 const UPSERT_KEYS = new Set([...UPDATE_KEYS, 'dedupeKey']);
-
-/** A job id as the engine gives it: a positive bigint, in decimal. */
-const JOB_ID = /^[1-9]\d{0,18}$/;
-const MAX_ID = 9_223_372_036_854_775_807n;
 
 /** update()/upsert() options after validation. */
 export interface ParsedUpdate {
@@ -243,7 +240,7 @@ export function parseUpdateOptions(options: unknown, upsert: boolean): ParsedUpd
 }
 
 function jobId(value: unknown): string {
-  if (typeof value === 'string' && JOB_ID.test(value) && BigInt(value) <= MAX_ID) return value;
+  if (isJobId(value)) return value;
   throw new InvalidOptionError('options.id', 'a job id (a string of digits, 1 to 9223372036854775807)', value);
 }
 

@@ -130,9 +130,9 @@ export class QueueRouter {
 /**
  * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
  * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid), the
- * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), and a loop's read of its next due time (index probes only; planning it was most of
- * its time: bench/design/next-due.mjs). A test plans each claim on an empty table, grows the table, and checks
- * what a run reads.
+ * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), and a loop's
+ * read of its next due time (index probes only; planning it was most of its time: bench/design/next-due.mjs). A
+ * test plans each claim on an empty table, grows the table, and checks what a run reads.
  */
 function planOnce(st: Statements): ReadonlySet<string> {
   return new Set([

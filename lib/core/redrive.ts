@@ -2,7 +2,7 @@
 // the caller names, as new jobs under that queue's settings. Its own unit: its options outgrew job control.
 import { InvalidOptionError } from './errors.js';
 import type { JobControlContext } from './job-control.js';
-import { parseRefs } from './job-refs.js';
+import { plainIds } from './job-refs.js';
 import { int, noUnknownKeys, queueName, record } from './validate.js';
 
 /** Options of `redrive`. */
@@ -34,7 +34,7 @@ export class Redrive {
     const o = record('options', options) as RedriveOptions;
     // pg-boss's filters not built here (data, createdBefore) must not be taken for a filter that moved nothing
     noUnknownKeys('options', o as Record<string, unknown>, REDRIVE_KEYS);
-    const ids = o.ids === undefined ? null : [...new Set(plainIds(o.ids))];
+    const ids = o.ids === undefined ? null : [...new Set(plainIds(o.ids, 'options.ids'))];
     const limit = o.limit === undefined ? 1000 : int('options.limit', o.limit, 1, 100_000);
     const source = o.sourceName === undefined ? null : queueName('options.sourceName', o.sourceName);
     const destination = o.destination === undefined ? null : queueName('options.destination', o.destination);
@@ -62,12 +62,4 @@ export class Redrive {
     }
     return { moved: moved.length, ids: moved };
   }
-}
-
-/** Redrive names jobs by id alone: a `{ id, retryCount }` ref means nothing here. */
-function plainIds(ids: string | string[]): string[] {
-  return parseRefs(ids).map((r) => {
-    if (r.retryCount !== null) throw new InvalidOptionError('options.ids', 'job ids (strings)', ids);
-    return r.id;
-  });
 }

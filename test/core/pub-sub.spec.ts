@@ -15,6 +15,14 @@ let n = 0;
 /** A fresh event name per test, so one test's subscriptions never reach another's. */
 const fresh = (what: string) => `${what}.${++n}`;
 
+/** Makes queue `${event}.${suffix}` with its options for each entry, and subscribes it to `event`. */
+async function subscribed(event: string, queues: Record<string, Parameters<typeof q.createQueue>[1]>): Promise<void> {
+  for (const [suffix, options] of Object.entries(queues)) {
+    await q.createQueue(`${event}.${suffix}`, options);
+    await q.subscribe(event, `${event}.${suffix}`);
+  }
+}
+
 const jobsOf = (queue: string) =>
   f.sql<{ id: string; data: unknown; priority: number; retry_limit: number; policy: string; table: string }>(
     `SELECT id::text, data, priority, retry_limit, policy, tableoid::regclass::text AS table FROM $schema.jobs WHERE queue = $1 ORDER BY id`,
@@ -88,10 +96,7 @@ describe('subscribe and unsubscribe', () => {
 
   it('deleteQueue removes its subscriptions: a later publish makes nothing for it', async () => {
     const event = fresh('deleted');
-    await q.createQueue(`${event}.gone`);
-    await q.createQueue(`${event}.stays`);
-    await q.subscribe(event, `${event}.gone`);
-    await q.subscribe(event, `${event}.stays`);
+    await subscribed(event, { gone: {}, stays: {} });
     await q.deleteQueue(`${event}.gone`);
     expect(await f.sql('SELECT queue FROM $schema.subscriptions WHERE event = $1', [event])).toEqual([{ queue: `${event}.stays` }]);
     const made = await q.publish(event, { after: 'delete' });
@@ -105,11 +110,8 @@ describe('subscribe and unsubscribe', () => {
 describe('publish', () => {
   it('makes one job in every subscribed queue, a partitioned one in its own partition, each under its own settings', async () => {
     const event = fresh('fan');
-    await q.createQueue(`${event}.plain`, { retryLimit: 7 });
-    await q.createQueue(`${event}.part`, { partition: true, retryLimit: 3 });
-    await q.createQueue(`${event}.short`, { policy: 'short' });
+    await subscribed(event, { plain: { retryLimit: 7 }, part: { partition: true, retryLimit: 3 }, short: { policy: 'short' } });
     await q.createQueue(`${event}.unsubscribed`);
-    for (const queue of ['plain', 'part', 'short']) await q.subscribe(event, `${event}.${queue}`);
 
     const made = await q.publish(event, { order: 1 }, { priority: 5 });
     expect(made.map((j) => j.name)).toEqual([`${event}.part`, `${event}.plain`, `${event}.short`]);
@@ -130,20 +132,14 @@ describe('publish', () => {
 
   it("applies each queue's policy and the dedupe key per queue: a queue that refuses is left out of the answer", async () => {
     const event = fresh('policy');
-    await q.createQueue(`${event}.short`, { policy: 'short' });
-    await q.createQueue(`${event}.plain`);
-    await q.subscribe(event, `${event}.short`);
-    await q.subscribe(event, `${event}.plain`);
+    await subscribed(event, { short: { policy: 'short' }, plain: {} });
     const first = await q.publish(event, {}, { singletonKey: 'k' });
     expect(first.map((j) => j.name)).toEqual([`${event}.plain`, `${event}.short`]);
     // short holds one queued job per key: the second publish makes a job in the plain queue only
     expect((await q.publish(event, {}, { singletonKey: 'k' })).map((j) => j.name)).toEqual([`${event}.plain`]);
 
     const deduped = fresh('dedupe');
-    await q.createQueue(`${deduped}.a`);
-    await q.createQueue(`${deduped}.b`, { partition: true });
-    await q.subscribe(deduped, `${deduped}.a`);
-    await q.subscribe(deduped, `${deduped}.b`);
+    await subscribed(deduped, { a: {}, b: { partition: true } });
     expect(await q.publish(deduped, {}, { dedupeKey: 'd' })).toHaveLength(2);
     expect(await q.publish(deduped, {}, { dedupeKey: 'd' })).toEqual([]);
     // the key is held per queue: once a's job is gone, a takes a new one and b still refuses
@@ -159,10 +155,7 @@ describe('publish', () => {
 
   it('a key_strict_fifo subscriber without a singletonKey refuses the whole publish; with one, it takes its job', async () => {
     const event = fresh('fifo');
-    await q.createQueue(`${event}.fifo`, { policy: 'key_strict_fifo' });
-    await q.createQueue(`${event}.plain`);
-    await q.subscribe(event, `${event}.fifo`);
-    await q.subscribe(event, `${event}.plain`);
+    await subscribed(event, { fifo: { policy: 'key_strict_fifo' }, plain: {} });
     const refused = q.publish(event, {});
     await expect(refused).rejects.toBeInstanceOf(InvalidOptionError);
     await expect(q.publish(event, {})).rejects.toMatchObject({
@@ -175,8 +168,7 @@ describe('publish', () => {
 
   it('validates its options as send does, and refuses options.data', async () => {
     const event = fresh('opts');
-    await q.createQueue(`${event}.q`);
-    await q.subscribe(event, `${event}.q`);
+    await subscribed(event, { q: {} });
     await expect(q.publish(event, {}, { priority: 1.5 })).rejects.toMatchObject({ field: 'options.priority' });
     await expect(q.publish(event, {}, { startAfter: 'tomorrow' })).rejects.toMatchObject({ field: 'options.startAfter' });
     await expect(q.publish(event, {}, { retryLimit: -1 })).rejects.toMatchObject({ field: 'options.retryLimit' });
@@ -192,10 +184,7 @@ describe('publish', () => {
 
   it("inside the caller's transaction: the jobs exist only if it commits, and only a commit wakes the workers", async () => {
     const event = fresh('tx');
-    await q.createQueue(`${event}.a`);
-    await q.createQueue(`${event}.b`, { partition: true });
-    await q.subscribe(event, `${event}.a`);
-    await q.subscribe(event, `${event}.b`);
+    await subscribed(event, { a: {}, b: { partition: true } });
     const heard = await listen(`pgqueue_${f.schema}`);
     const client = await f.pool.connect();
     try {

@@ -253,23 +253,8 @@ describe('update', () => {
     expect(outcomes.some((o) => o.changed)).toBe(true);
   });
 
-  it('a job moved to start now wakes an idle worker at once', async () => {
-    const id = await send({ v: 1 }, { startAfter: 3600 });
-    const w = f.create({ supervise: false });
-    const before = await asleepSessions(f);
-    const ran: unknown[] = [];
-    await w.work(name, { pollingIntervalSeconds: 60 }, async (job) => {
-      ran.push(job.data);
-    });
-    await untilAsleep(f, before, 'the worker sleeps');
-    expect(await q.update(name, { v: 2 }, { id, startAfter: 0 })).toEqual({ jobs: [id], updated: 1 });
-    // the loop polls once a minute: only the wake-up runs the job within the deadline
-    await until(() => ran.length === 1, 'the job ran', 10_000);
-    expect(ran).toEqual([{ v: 2 }]);
-    await w.close();
-  });
-
-  it("a job moved to start sooner brings a sleeping worker's timer forward", async () => {
+  /** A job due in an hour, and a worker (polling once a minute) asleep until then; `ran` gets what it runs. */
+  async function sleepingWorker() {
     const id = await send({ v: 1 }, { startAfter: 3600 });
     const w = f.create({ supervise: false });
     const before = await asleepSessions(f);
@@ -278,6 +263,20 @@ describe('update', () => {
       ran.push(job.data);
     });
     await untilAsleep(f, before, 'the worker sleeps until the job is due in an hour');
+    return { id, w, ran };
+  }
+
+  it('a job moved to start now wakes an idle worker at once', async () => {
+    const { id, w, ran } = await sleepingWorker();
+    expect(await q.update(name, { v: 2 }, { id, startAfter: 0 })).toEqual({ jobs: [id], updated: 1 });
+    // the loop polls once a minute: only the wake-up runs the job within the deadline
+    await until(() => ran.length === 1, 'the job ran', 10_000);
+    expect(ran).toEqual([{ v: 2 }]);
+    await w.close();
+  });
+
+  it("a job moved to start sooner brings a sleeping worker's timer forward", async () => {
+    const { id, w, ran } = await sleepingWorker();
     await q.update(name, undefined, { id, startAfter: 1 });
     await until(() => ran.length === 1, 'the job ran about a second later', 10_000);
     await w.close();

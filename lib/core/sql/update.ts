@@ -1,3 +1,4 @@
+import type { ParsedSendOptions } from '../options.js';
 import { WAKE_PAYLOAD } from './fragments.js';
 
 /** Row j's start after the update: as send() computes it when startAfter is given. */
@@ -112,23 +113,12 @@ export const releaseUpsertSavepoint = (_s: string) => `RELEASE SAVEPOINT pgqueue
 /** upsert()'s own transaction: READ COMMITTED whatever the server's default (lockUpsertKey needs it). */
 export const upsertIsolation = (_s: string) => `SET TRANSACTION ISOLATION LEVEL READ COMMITTED`;
 
-/** The fields update() may change, by their SendOptions names, in the order of updateArgs' values. */
-export interface UpdateValues {
+/** The fields update() may change, as send() parses them (SendOptions names), and the payload's JSON text. */
+export interface UpdateValues extends Omit<
+  ParsedSendOptions,
+  'blockedBy' | 'onParentFailure' | 'singletonKey' | 'dedupeKey' | 'throttle' | 'slotOffset'
+> {
   data?: string | null;
-  priority?: number;
-  startAt?: Date;
-  startIn?: number;
-  retryLimit?: number;
-  retryDelay?: number;
-  retryBackoff?: boolean;
-  retryDelayMax?: number | null;
-  expireInSeconds?: number;
-  heartbeatSeconds?: number | null;
-  deleteAfterSeconds?: number;
-  retentionSeconds?: number;
-  deadLetter?: string;
-  groupId?: string;
-  groupTier?: string;
 }
 
 /** The arguments of the update statements ($1-$19). `given`: the SendOptions names of the fields to change. */
