@@ -15,9 +15,10 @@ describe('job lifecycle events', () => {
       q.on(name, (payload: QueueEvents[typeof name][0]) => seen.push({ name, payload: { ...payload } }));
     const ok = (await q.send('ev.work', { fail: false }))!;
     const bad = (await q.send('ev.work', { fail: true }))!;
+    // taken before the UPDATE whose now() the wait starts from, so `elapsed` bounds the time after it
+    const began = Date.now();
     // due 3 s ago (created 5 s ago): its wait is counted from when it became due
     await f.sql(`UPDATE $schema.jobs SET created_on = now() - interval '5 s', start_after = now() - interval '3 s' WHERE id = $1`, [ok]);
-    const began = Date.now();
     await q.work<{ fail: boolean }>('ev.work', { pollingIntervalSeconds: 0.2 }, (job) => {
       if (job.data.fail) throw Object.assign(new Error('nope'), { code: 'E_NOPE' });
       return 'done';

@@ -20,6 +20,8 @@ describe('QueueMetrics on a real queue', () => {
     await q.createQueue('prom.idle');
     const oks = await q.insert('prom.work', [{ data: { fail: false } }, { data: { fail: false } }, { data: { fail: false } }]);
     await q.send('prom.work', { fail: true });
+    // taken before the UPDATE whose now() the good jobs' wait starts from, so `elapsed` bounds the time after it
+    const began = Date.now();
     // the three good jobs were created 30 s ago and became due 3 s ago: their wait counts from due, not creation
     await f.sql(`UPDATE $schema.jobs SET created_on = now() - interval '30 s', start_after = now() - interval '3 s' WHERE id = ANY($1)`, [
       oks,
@@ -28,7 +30,6 @@ describe('QueueMetrics on a real queue', () => {
     const expiring = (await q.send('prom.idle', {}))!;
     await f.sql(`UPDATE $schema.jobs SET keep_until = now() - interval '1 second' WHERE id = $1`, [expiring]);
 
-    const began = Date.now();
     let ended = 0;
     q.on('failed', (e) => {
       if (!e.willRetry) ended++;
