@@ -20,7 +20,9 @@ export abstract class JobCalls extends SendingCalls {
 
   /**
    * Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. With
-   * `includeQueued`, also jobs that have not started (created, retry).
+   * `includeQueued`, also jobs that have not started (created, retry). The options may also come third, with no
+   * output: `complete(name, ids, { includeQueued: true })`. A third argument with `includeQueued` as its only
+   * key and no fourth is read so; to store such an object as output, pass options after it (`{}` will do).
    */
   complete(name: string, ids: JobRef | JobRef[], output?: unknown, options?: CompleteOptions): Promise<ChangeResult> {
     return this.units.jobs.complete(name, ids, output, options);

@@ -133,6 +133,23 @@ describe.each([false, true])('complete with includeQueued (partition: %s)', (par
   });
 });
 
+describe('complete(name, ids, { includeQueued }): the options given third', () => {
+  it('completes a queued job with no output; with options after it, the same object is the output', async () => {
+    const name = await newQueue(false);
+    const [short, long, plain] = await q.insert(name, [{ data: {} }, { data: {} }, { data: {} }]);
+    expect((await q.complete(name, short!, { includeQueued: true })).ids).toEqual([short]);
+    expect(await row(short!)).toMatchObject({ state: 'completed', output: null });
+    expect((await q.complete(name, long!, { includeQueued: true }, {})).updated).toBe(0);
+    expect((await row(long!))!.state).toBe('created');
+    expect((await q.fetch(name)).map((j) => j.id)).toEqual([long]);
+    expect((await q.complete(name, long!, { includeQueued: true }, {})).updated).toBe(1);
+    expect(await row(long!)).toMatchObject({ state: 'completed', output: { includeQueued: true } });
+    // false is the default: a queued job stays queued
+    expect((await q.complete(name, plain!, { includeQueued: false })).updated).toBe(0);
+    await expect(q.complete(name, plain!, { includeQueued: 'yes' })).rejects.toMatchObject({ field: 'options.includeQueued' });
+  });
+});
+
 describe('complete options: bad input', () => {
   it('a wrong type or an unknown key is refused, naming the field, and nothing changes', async () => {
     const name = await newQueue(false);
