@@ -137,9 +137,12 @@ export class PgQueue extends JobCalls {
     return this.units.admin.deleteQueue(name);
   }
 
-  /** Deletes the queue's waiting jobs (created, retry); returns how many. */
+  /**
+   * Deletes the queue's waiting jobs (created, retry) and returns how many: pg-boss's older name of
+   * `deleteQueuedJobs`, which it is (batched; the flow children waiting for a deleted job fail or are cancelled).
+   */
   purgeQueue(name: string): Promise<number> {
-    return this.units.admin.purgeQueue(name);
+    return this.units.bulk.deleteQueuedJobs(name);
   }
 
   /**

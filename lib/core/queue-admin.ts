@@ -134,14 +134,6 @@ export class QueueAdmin {
     }
   }
 
-  async purgeQueue(name: string): Promise<number> {
-    queueName('name', name);
-    const exec = await this.rt.db();
-    await this.rt.router.assertExists(exec, name);
-    const rows = await exec.query(this.rt.statements.purgeQueue, [name]);
-    return rows.length;
-  }
-
   /**
    * Pauses or resumes the queue's claims on every instance (sql/queues.ts, setQueuePaused); a resume wakes the
    * idle workers at once. Throws QueueNotFoundError for an unknown queue.

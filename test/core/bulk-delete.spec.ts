@@ -191,19 +191,22 @@ describe('what stays', () => {
     expect(await f.sql('SELECT 1 FROM $schema.job_deps WHERE parent_id = $1', [ids.a])).toEqual([]);
   });
 
-  it('deleteQueuedJobs fails or cancels the flow children that waited for a deleted parent, and drops its links', async () => {
-    const parents = await queue();
-    const children = await queue();
-    const ids = await q.flow([
-      { name: parents, ref: 'a' },
-      { name: children, ref: 'b', dependsOn: ['a'] },
-      { name: children, ref: 'c', dependsOn: ['a'], onParentFailure: 'cancel' },
-    ]);
-    expect(await q.deleteQueuedJobs(parents)).toBe(1);
-    expect((await q.getJobById(children, ids.b!))!.state).toBe('failed');
-    expect((await q.getJobById(children, ids.c!))!.state).toBe('cancelled');
-    expect(await f.sql('SELECT 1 FROM $schema.job_deps WHERE parent_id = $1', [ids.a])).toEqual([]);
-  });
+  it.each(['deleteQueuedJobs', 'purgeQueue'] as const)(
+    '%s fails or cancels the flow children that waited for a deleted parent, and drops its links',
+    async (call) => {
+      const parents = await queue();
+      const children = await queue();
+      const ids = await q.flow([
+        { name: parents, ref: 'a' },
+        { name: children, ref: 'b', dependsOn: ['a'] },
+        { name: children, ref: 'c', dependsOn: ['a'], onParentFailure: 'cancel' },
+      ]);
+      expect(await q[call](parents)).toBe(1);
+      expect((await q.getJobById(children, ids.b!))!.state).toBe('failed');
+      expect((await q.getJobById(children, ids.c!))!.state).toBe('cancelled');
+      expect(await f.sql('SELECT 1 FROM $schema.job_deps WHERE parent_id = $1', [ids.a])).toEqual([]);
+    },
+  );
 
   it('keeps a waiting parent whose child was cancelled before its release: a resume would wait for it again', async () => {
     const parents = await queue();

@@ -101,9 +101,6 @@ export const dropQueuePartition = (s: string) => `SELECT ${s}.drop_queue_partiti
 export const deleteQueueJobs = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1`;
 export const deleteQueue = (s: string) => `DELETE FROM ${s}.queues WHERE name = $1 RETURNING name`;
 
-/** Deletes the jobs that wait to run (created, retry); active and finished jobs stay. */
-export const purgeQueue = (s: string) => `DELETE FROM ${s}.jobs WHERE queue = $1 AND state < 'active' RETURNING id::text`;
-
 export const queueExists = (s: string) => `SELECT 1 FROM ${s}.queues WHERE name = $1`;
 
 /** The keys of a key_strict_fifo queue held back by a job that failed for good. $1 queue */
