@@ -35,8 +35,13 @@ export interface WorkerRow {
 }
 
 /** A loop as a registry row holds it: an instance of an older version lists no task nor group limits. */
-export function loopOf(l: Partial<LoopInfo> & Omit<LoopInfo, 'task' | 'groupConcurrency'>): LoopInfo {
-  return { ...l, task: l.task ?? null, groupConcurrency: l.groupConcurrency ?? null };
+export function loopOf(l: Partial<LoopInfo> & Omit<LoopInfo, 'task' | 'groupConcurrency' | 'localGroupConcurrency'>): LoopInfo {
+  return {
+    ...l,
+    task: l.task ?? null,
+    groupConcurrency: l.groupConcurrency ?? null,
+    localGroupConcurrency: l.localGroupConcurrency ?? null,
+  };
 }
 
 export class ClusterRegistry {

@@ -286,6 +286,8 @@ export interface QueueStats extends QueueCounts {
  * for a @QueueHandler; a named function's name for work()), null when it has none (or the instance's version
  * predates it). `groupConcurrency`: the loop's limit of active jobs per group, one for groups of any tier (`default`)
  * and one per tier named (null: the loop sets none, or the instance's version predates it).
+ * `localGroupConcurrency`: the same for the loop's own handlers (the limit it counts in its process), in the same
+ * shape and with the same nulls.
  */
 export interface LoopInfo {
   id: string;
@@ -294,6 +296,7 @@ export interface LoopInfo {
   active: number;
   task: string | null;
   groupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
+  localGroupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
 }
 
 /** A running instance of the engine, as the workers registry shows it (getWorkers). */

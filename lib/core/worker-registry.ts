@@ -342,6 +342,7 @@ export class WorkerRegistry {
       active: w.activeCount,
       task: this.definitions.get(w.id)?.handler.name || null,
       groupConcurrency: this.definitions.get(w.id)?.options.groupConcurrency ?? null,
+      localGroupConcurrency: this.definitions.get(w.id)?.options.localGroupConcurrency ?? null,
     }));
   }
 

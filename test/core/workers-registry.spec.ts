@@ -56,6 +56,27 @@ describe('the workers registry', () => {
     release();
   });
 
+  it("lists each loop's task and its group limits, in the database and in the process", async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('reg.groups');
+    const both = await q.work(
+      'reg.groups',
+      { concurrency: 4, groupConcurrency: { pro: 3, default: 2 }, localGroupConcurrency: 1 },
+      function mailer() {},
+    );
+    const plain = await q.work('reg.groups', {}, () => undefined);
+    const loops = await until(async () => {
+      const mine = (await q.getWorkers()).flatMap((w) => w.loops).filter((l) => l.queue === 'reg.groups');
+      return mine.length === 2 ? mine : null;
+    }, 'both loops registered');
+    expect(loops.find((l) => l.id === both)).toMatchObject({
+      task: 'mailer',
+      groupConcurrency: { default: 2, tiers: { pro: 3 } },
+      localGroupConcurrency: { default: 1, tiers: {} },
+    });
+    expect(loops.find((l) => l.id === plain)).toMatchObject({ groupConcurrency: null, localGroupConcurrency: null });
+  });
+
   it('forgets an instance that was SIGKILLed once its heartbeat is older than the live window', async () => {
     await f.sql(ledgerTableSql(f.schema));
     const watcher = f.create({ supervise: false });
