@@ -13,6 +13,8 @@ export const SQLSTATE = {
   undefinedTable: '42P01',
   /** A statement that needs a transaction block (SAVEPOINT) ran outside one. */
   noActiveTransaction: '25P01',
+  /** A lock was not granted within lock_timeout: the statement was cancelled, and may be tried again. */
+  lockNotAvailable: '55P03',
 } as const;
 
 /** The SQLSTATE of `err`, or undefined when it carries none. */

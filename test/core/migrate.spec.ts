@@ -1,6 +1,7 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
-import { LATEST_VERSION } from '../../lib/core/migrate.js';
-import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
+import { quotedSchema } from '../../lib/core/config.js';
+import { LATEST_VERSION, migrate } from '../../lib/core/migrate.js';
+import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const logger = recordingLogger();
 
@@ -66,5 +67,76 @@ describe('migrations', () => {
     expect(await current.send('anything.missing', {}).catch((e: Error) => e.name)).toBe('QueueNotFoundError');
     await current.close();
     await dropSchema(admin, schema);
+  });
+
+  describe('a lock another session holds', () => {
+    /** A schema installed and then taken back to the version before the newest, whose upgrade indexes job_deps. */
+    async function oneBehind(): Promise<string> {
+      const schema = uniqueSchema('locked');
+      schemas.push(schema);
+      const installer = new PgQueue({ connectionString: testUrl(), schema, logger });
+      await installer.start();
+      await installer.close();
+      await admin.query(`DROP TABLE "${schema}".subscriptions; DROP INDEX "${schema}".job_deps_child_idx`);
+      await admin.query(`DELETE FROM "${schema}".migrations WHERE version = $1`, [LATEST_VERSION]);
+      return schema;
+    }
+
+    /** A transaction that holds what a flow insert holds on job_deps (ROW EXCLUSIVE), which CREATE INDEX waits for. */
+    async function holdJobDeps(schema: string) {
+      const client = await admin.connect();
+      await client.query('BEGIN');
+      await client.query(`LOCK TABLE "${schema}".job_deps IN ROW EXCLUSIVE MODE`);
+      return {
+        end: async () => {
+          await client.query('COMMIT');
+          client.release();
+        },
+      };
+    }
+
+    const versionOf = async (schema: string) =>
+      (await admin.query<{ v: number }>(`SELECT max(version)::int AS v FROM "${schema}".migrations`)).rows[0]!.v;
+
+    it('the migration gives the lock up, warns, and tries again until it is free', async () => {
+      const schema = await oneBehind();
+      const holder = await holdJobDeps(schema);
+      const log = recordingLogger();
+      const done = migrate(admin, schema, quotedSchema(schema), log, { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 50 });
+      await until(() => log.lines.filter((l) => l.level === 'warn').length >= 2, 'two tries gave the lock up');
+      expect(log.lines.find((l) => l.level === 'warn')!.message).toMatch(
+        new RegExp(
+          `^schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables and was rolled back; try 2 of 1000 in 50 ms$`,
+        ),
+      );
+      // between tries it holds nothing: the holder's session goes on, and nothing of the upgrade is there yet
+      await admin.query(`INSERT INTO "${schema}".job_deps SELECT * FROM "${schema}".job_deps WHERE false`);
+      expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
+      await holder.end();
+      expect(await done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
+      expect(await versionOf(schema)).toBe(LATEST_VERSION);
+    });
+
+    it('after the last try the start fails with MIGRATION_LOCK_TIMEOUT, and nothing is changed', async () => {
+      const schema = await oneBehind();
+      const holder = await holdJobDeps(schema);
+      try {
+        const log = recordingLogger();
+        await expect(
+          migrate(admin, schema, quotedSchema(schema), log, { lockTimeoutMs: 100, attempts: 2, retryDelayMs: 10 }),
+        ).rejects.toMatchObject({
+          name: 'QueueError',
+          code: 'MIGRATION_LOCK_TIMEOUT',
+          message: expect.stringContaining(
+            `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables, 2 times; nothing was changed.`,
+          ),
+        });
+        expect(log.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+        expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
+        expect((await admin.query(`SELECT to_regclass('"${schema}".subscriptions') AS t`)).rows[0].t).toBeNull();
+      } finally {
+        await holder.end();
+      }
+    });
   });
 });

@@ -9,6 +9,13 @@ const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, 
 /** $1 schema name */
 export const lockMigrations = lock('$1');
 
+/**
+ * The migrations' DDL waits at most this long ($1, e.g. '5000ms') for each lock it needs: a lock request that
+ * waits queues every later request of the same table behind it, so a migration stuck behind a long transaction
+ * would stop every claim and send. Set after the advisory lock, which instances booting together wait for freely.
+ */
+export const setMigrationLockTimeout = `SELECT set_config('lock_timeout', $1, true)`;
+
 export const createSchema = (s: string) => `CREATE SCHEMA IF NOT EXISTS ${s}`;
 
 export const createMigrationsTable = (s: string) => `
