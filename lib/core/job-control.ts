@@ -26,15 +26,16 @@ const COMPLETE_KEYS: ReadonlySet<string> = new Set(['includeQueued']);
 /**
  * `complete`'s output and options from its third and fourth arguments. Besides pg-boss's
  * `complete(name, ids, output, { includeQueued })`, the short form `complete(name, ids, { includeQueued })` is
- * read as options (no output): a third argument that is a plain object with `includeQueued` as its only key, and
- * no fourth. So an output of that exact shape is stored only when options follow it, even `{}`.
+ * read as options (no output): a third argument that is a plain object with `includeQueued` as its only key (own,
+ * enumerable), and no fourth. So an output of that exact shape is stored only when options follow it, even `{}`.
  */
 export function completeOutputAndOptions(output: unknown, options: unknown): { output: unknown; options: unknown } {
   if (options !== undefined || output === null || typeof output !== 'object') return { output, options };
   const proto: unknown = Object.getPrototypeOf(output);
   if (proto !== Object.prototype && proto !== null) return { output, options };
   const keys = Reflect.ownKeys(output);
-  return keys.length === 1 && keys[0] === 'includeQueued' ? { output: undefined, options: output } : { output, options };
+  const short = keys.length === 1 && keys[0] === 'includeQueued' && Object.prototype.propertyIsEnumerable.call(output, 'includeQueued');
+  return short ? { output: undefined, options: output } : { output, options };
 }
 
 /** How many rows a job-control call asked for and how many it changed. */

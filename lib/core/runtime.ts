@@ -7,7 +7,7 @@ import { drizzlePool, withEngineSession, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
 import { startupError } from './startup-error.js';
 import { QueueError } from './errors.js';
-import { installedVersion, LATEST_VERSION, migrate, type MigrationResult } from './migrate.js';
+import { installedVersion, LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationResult } from './migrate.js';
 import { Maintenance, type MaintenanceResult } from './maintenance.js';
 import { QueueMonitor, type MonitorResult } from './monitor.js';
 import { QueueRouter } from './queue-router.js';
@@ -179,7 +179,7 @@ export class Runtime {
     this.gate = new PoolGate(this.pool, this.namesStatements ? this.router.preparedTexts : undefined);
     if (cfg.migrate) {
       try {
-        this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log);
+        this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log, MIGRATION_LOCKS, () => this.closingFlag);
       } catch (err) {
         throw startupError(err, cfg.connectionString);
       }

@@ -1,6 +1,9 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
+import pg from 'pg';
 import { quotedSchema } from '../../lib/core/config.js';
 import { LATEST_VERSION, migrate } from '../../lib/core/migrate.js';
+import * as sql from '../../lib/core/sql/migrate.js';
+import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
 const logger = recordingLogger();
@@ -70,23 +73,28 @@ describe('migrations', () => {
   });
 
   describe('a lock another session holds', () => {
-    /** A schema installed and then taken back to the version before the newest, whose upgrade indexes job_deps. */
+    /** A schema at the version before the newest, installed step by step as migrate() would. */
     async function oneBehind(): Promise<string> {
       const schema = uniqueSchema('locked');
       schemas.push(schema);
-      const installer = new PgQueue({ connectionString: testUrl(), schema, logger });
-      await installer.start();
-      await installer.close();
-      await admin.query(`DROP TABLE "${schema}".subscriptions; DROP INDEX "${schema}".job_deps_child_idx`);
-      await admin.query(`DELETE FROM "${schema}".migrations WHERE version = $1`, [LATEST_VERSION]);
+      const ident = quotedSchema(schema);
+      await admin.query(sql.createSchema(ident));
+      await admin.query(sql.createMigrationsTable(ident));
+      for (const m of MIGRATIONS.filter((m) => m.version < LATEST_VERSION)) {
+        await admin.query(m.up(ident));
+        await admin.query(sql.recordMigration(ident), [m.version, m.name]);
+      }
       return schema;
     }
 
-    /** A transaction that holds what a flow insert holds on job_deps (ROW EXCLUSIVE), which CREATE INDEX waits for. */
-    async function holdJobDeps(schema: string) {
+    /**
+     * A transaction that holds the installer's table, which every try reads first: whatever the newest migration
+     * changes, a try waits here. With `advisory`, another session also holds the schema's advisory lock.
+     */
+    async function hold(schema: string) {
       const client = await admin.connect();
       await client.query('BEGIN');
-      await client.query(`LOCK TABLE "${schema}".job_deps IN ROW EXCLUSIVE MODE`);
+      await client.query(`LOCK TABLE ${quotedSchema(schema)}.migrations IN ACCESS EXCLUSIVE MODE`);
       return {
         end: async () => {
           await client.query('COMMIT');
@@ -96,30 +104,42 @@ describe('migrations', () => {
     }
 
     const versionOf = async (schema: string) =>
-      (await admin.query<{ v: number }>(`SELECT max(version)::int AS v FROM "${schema}".migrations`)).rows[0]!.v;
+      (await admin.query<{ v: number }>(`SELECT max(version)::int AS v FROM ${quotedSchema(schema)}.migrations`)).rows[0]!.v;
+    /** Lock requests not granted: on the installer's table, and advisory ones (an instance waiting its turn). */
+    const waiting = async (schema: string) =>
+      (
+        await admin.query<{ table: number; advisory: number }>(
+          `SELECT count(*) FILTER (WHERE relation = to_regclass($1))::int AS table, count(*) FILTER (WHERE locktype = 'advisory')::int AS advisory
+           FROM pg_locks WHERE NOT granted`,
+          [`${quotedSchema(schema)}.migrations`],
+        )
+      ).rows[0]!;
+    const warnings = (log: ReturnType<typeof recordingLogger>) => log.lines.filter((l) => l.level === 'warn').map((l) => l.message);
 
-    it('the migration gives the lock up, warns, and tries again until it is free', async () => {
+    it('the migration undoes its try, warns, and tries again; an instance beside it waits its turn, in no table queue', async () => {
       const schema = await oneBehind();
-      const holder = await holdJobDeps(schema);
-      const log = recordingLogger();
-      const done = migrate(admin, schema, quotedSchema(schema), log, { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 50 });
-      await until(() => log.lines.filter((l) => l.level === 'warn').length >= 2, 'two tries gave the lock up');
-      expect(log.lines.find((l) => l.level === 'warn')!.message).toMatch(
-        new RegExp(
-          `^schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables and was rolled back; try 2 of 1000 in 50 ms$`,
-        ),
+      const holder = await hold(schema);
+      const [logA, logB] = [recordingLogger(), recordingLogger()];
+      const locks = { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 3000 };
+      const first = migrate(admin, schema, quotedSchema(schema), logA, locks);
+      await until(() => warnings(logA).length === 1, 'the first try gave the lock up');
+      const second = migrate(admin, schema, quotedSchema(schema), logB, locks);
+      expect(warnings(logA)[0]).toBe(
+        `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables and was undone; try 2 of 1000 in 3000 ms`,
       );
-      // between tries it holds nothing: the holder's session goes on, and nothing of the upgrade is there yet
-      await admin.query(`INSERT INTO "${schema}".job_deps SELECT * FROM "${schema}".job_deps WHERE false`);
-      expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
+      // in its pause the migration queues for no table; the second instance waits for the advisory lock alone
+      await until(async () => (await waiting(schema)).advisory === 1, 'the second instance waits for its turn');
+      expect(await waiting(schema)).toEqual({ table: 0, advisory: 1 });
+      expect(warnings(logA)).toHaveLength(1);
       await holder.end();
-      expect(await done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
-      expect(await versionOf(schema)).toBe(LATEST_VERSION);
+      expect(await first).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
+      expect(await second).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION });
+      expect(warnings(logB)).toEqual([]);
     });
 
-    it('after the last try the start fails with MIGRATION_LOCK_TIMEOUT, and nothing is changed', async () => {
+    it('after the last try it fails with MIGRATION_LOCK_TIMEOUT, and nothing is changed', async () => {
       const schema = await oneBehind();
-      const holder = await holdJobDeps(schema);
+      const holder = await hold(schema);
       try {
         const log = recordingLogger();
         await expect(
@@ -131,12 +151,67 @@ describe('migrations', () => {
             `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables, 2 times; nothing was changed.`,
           ),
         });
-        expect(log.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
-        expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
-        expect((await admin.query(`SELECT to_regclass('"${schema}".subscriptions') AS t`)).rows[0].t).toBeNull();
+        expect(warnings(log)).toHaveLength(1);
       } finally {
         await holder.end();
       }
+      expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
+    });
+
+    it("a role's lock_timeout bounds the tries when stricter, and never the wait for the advisory lock", async () => {
+      const schema = await oneBehind();
+      const strictUrl = new URL(testUrl());
+      strictUrl.searchParams.set('options', '-c lock_timeout=200ms');
+      const strict = new pg.Pool({ connectionString: strictUrl.toString() });
+      const turn = await admin.connect();
+      try {
+        await turn.query('BEGIN');
+        await turn.query(sql.lockMigrations, [schema]);
+        const holder = await hold(schema);
+        const log = recordingLogger();
+        const done = migrate(strict, schema, quotedSchema(schema), log, { lockTimeoutMs: 5000, attempts: 1000, retryDelayMs: 50 });
+        // it has waited for its turn longer than the role allows a lock wait
+        await until(
+          async () =>
+            (
+              await admin.query(
+                `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND waitstart < clock_timestamp() - interval '600 ms'`,
+              )
+            ).rowCount === 1,
+          'the migration waited its turn past the role lock_timeout',
+        );
+        await turn.query('COMMIT');
+        await until(() => warnings(log).length > 0, 'a try gave the lock up');
+        expect(warnings(log)[0]).toMatch(/the migration waited more than 200 ms for a lock/);
+        await holder.end();
+        expect(await done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
+      } finally {
+        turn.release();
+        await strict.end();
+      }
+    });
+
+    it('close() during the tries ends them: the start fails with QUEUE_CLOSED and nothing is changed', async () => {
+      const schema = await oneBehind();
+      const holder = await hold(schema);
+      try {
+        const log = recordingLogger();
+        let stopped = false;
+        const done = migrate(
+          admin,
+          schema,
+          quotedSchema(schema),
+          log,
+          { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 60_000 },
+          () => stopped,
+        );
+        await until(() => warnings(log).length === 1, 'the first try gave the lock up');
+        stopped = true;
+        await expect(done).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+      } finally {
+        await holder.end();
+      }
+      expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
     });
   });
 });

@@ -65,6 +65,7 @@ describe('exit codes', () => {
     expect(describeFailure(new QueueNotFoundError('emails'))).toEqual({ exitCode: EXIT.failed, message: 'queue "emails" does not exist' });
     expect(describeFailure(new JobStateError('emails', '4', 'completed', 'failed')).exitCode).toBe(EXIT.failed);
     expect(describeFailure(new QueueError('no PostgreSQL answers', 'DATABASE_UNREACHABLE')).exitCode).toBe(EXIT.database);
+    expect(describeFailure(new QueueError('the migration waited', 'MIGRATION_LOCK_TIMEOUT')).exitCode).toBe(EXIT.database);
     const refused = describeFailure(Object.assign(new Error(''), { code: 'ECONNREFUSED' }));
     expect(refused).toEqual({
       exitCode: EXIT.database,

@@ -23,6 +23,7 @@ describe("complete's output and options", () => {
       {},
       { includeQueued: true, other: 1 },
       { [Symbol('s')]: 1, includeQueued: true },
+      Object.defineProperty({}, 'includeQueued', { value: true, enumerable: false }),
       new (class Out {
         includeQueued = true;
       })(),

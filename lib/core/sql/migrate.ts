@@ -10,11 +10,29 @@ const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, 
 export const lockMigrations = lock('$1');
 
 /**
+ * The session's lock_timeout in milliseconds (0: none), then none for the rest of the transaction: instances
+ * booting together wait for the advisory lock freely (it holds back no one else), whatever a role sets.
+ */
+export const suspendLockTimeout = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS given_ms,
+  set_config('lock_timeout', '0', true) AS suspended`;
+
+/**
  * The migrations' DDL waits at most this long ($1, e.g. '5000ms') for each lock it needs: a lock request that
  * waits queues every later request of the same table behind it, so a migration stuck behind a long transaction
- * would stop every claim and send. Set after the advisory lock, which instances booting together wait for freely.
+ * would stop every claim and send. Set after the advisory lock.
  */
 export const setMigrationLockTimeout = `SELECT set_config('lock_timeout', $1, true)`;
+
+/** A try of the migrations, undone alone when it waited too long for a lock; the advisory lock stays held. */
+export const beginMigrationTry = 'SAVEPOINT pgqueue_migration';
+export const undoMigrationTry = 'ROLLBACK TO SAVEPOINT pgqueue_migration';
+export const endMigrationTry = 'RELEASE SAVEPOINT pgqueue_migration';
+
+/**
+ * A pause between tries ($1 seconds) in a statement, not in the process: the session is busy, not idle in its
+ * transaction, so the engine's idle bound (sql/transaction.ts) does not end it while it holds the advisory lock.
+ */
+export const pauseMigration = 'SELECT pg_sleep($1::float8)';
 
 export const createSchema = (s: string) => `CREATE SCHEMA IF NOT EXISTS ${s}`;
 
