@@ -1,7 +1,7 @@
 // The dashboard's sampler against a real database: what one sample shows of an empty install and of jobs that
 // flow, that it can only read, that many viewers cost what one does, and that a database it cannot read is
 // reported while the last figures stay.
-import { DashboardSampler } from '../../lib/core/dashboard/sampler.js';
+import { DashboardSampler, SAMPLE_INTERVAL_MS } from '../../lib/core/dashboard/sampler.js';
 import { QUEUE_COUNT_CAP } from '../../lib/core/dashboard/sample-rows.js';
 import { inTransaction } from '../../lib/core/db.js';
 import { runtimeOf, type PgQueue } from '../../lib/core/pg-queue.js';
@@ -132,14 +132,27 @@ describe('the dashboard sampler', () => {
 
   it('samples once a second however many listen, and stops when nobody does', async () => {
     const q = f.create({ supervise: false });
-    const sampler = await samplerOf(q);
+    await q.start();
+    const rt = runtimeOf(q);
+    // when each sample starts: a sample's first step is its connect()
+    const starts: number[] = [];
+    const sampler = new DashboardSampler({
+      statements: rt.statements,
+      connect: () => {
+        starts.push(performance.now());
+        return rt.connect();
+      },
+      prepared: rt.namesStatements,
+    });
     const unsubscribes = Array.from({ length: 50 }, () => sampler.subscribe(() => undefined));
-    await until(() => sampler.samples >= 3, 'three samples');
-    const started = sampler.samples;
-    const t0 = Date.now();
-    await until(() => sampler.samples >= started + 2, 'two more samples');
-    // 50 listeners, one sample a second: two more samples took about two seconds, not a fiftieth of that
-    expect(Date.now() - t0).toBeGreaterThan(1500);
+    await until(() => sampler.samples >= 5, 'five samples');
+    // 50 listeners, one sample a second: the sampler times each sample from the start of the one before (a slow
+    // sample shortens the wait after it), so what holds is that samples start at least an interval apart, not that
+    // they end so. 50 ms allow for a timer that fires a millisecond early, clocks read in whole milliseconds, and the
+    // steps between the sampler's clock read and connect(); one sample per listener would start them together.
+    const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(4);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(SAMPLE_INTERVAL_MS - 50);
     for (const u of unsubscribes) u();
     const stoppedAt = sampler.samples;
     // a sampler that kept going would read two or three more in this time

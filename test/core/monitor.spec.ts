@@ -31,9 +31,17 @@ async function finished(
   );
 }
 
-/** Sets where the queue's last recorded window ended, as if a pass had run then. */
-const windowEnded = (name: string, secondsAgo: number) =>
-  f.sql(`UPDATE $schema.queues SET delta_on = now() - $2 * interval '1 second' WHERE name = $1`, [name, secondsAgo]);
+/**
+ * Sets where the queue's last recorded window ended, as if a pass had run then; returns that time as text (to the
+ * microsecond, where a Date keeps milliseconds).
+ */
+const windowEnded = async (name: string, secondsAgo: number): Promise<string> => {
+  const [row] = await f.sql<{ at: string }>(
+    `UPDATE $schema.queues SET delta_on = now() - $2 * interval '1 second' WHERE name = $1 RETURNING delta_on::text AS at`,
+    [name, secondsAgo],
+  );
+  return row!.at;
+};
 
 describe('the monitor pass caches counts on the queue', () => {
   it('getQueue reads the cache: zeros before a pass, the counts of the last pass after it', async () => {
@@ -124,7 +132,7 @@ describe('the monitor pass caches counts on the queue', () => {
 describe('persistQueueStats: deltas and histograms', () => {
   it('counts what was created, completed and failed in the window, and bins how long the finished jobs waited and ran', async () => {
     const name = await queue();
-    await windowEnded(name, 100); // the window is (now - 100 s, now - 10 s]
+    const since = await windowEnded(name, 100); // the window is (now - 100 s, now - 10 s]
     await finished(name, 'completed', { created: 90, started: 89.5, ended: 88 }); // waited 0.5 s, ran 1.5 s
     await finished(name, 'completed', { created: 200, due: 60, started: 57, ended: 50 }); // deferred: waited 3 s from due, ran 7 s
     await finished(name, 'failed', { created: 80, started: 79.98, ended: 20 }); // waited 20 ms, ran 59.98 s
@@ -132,9 +140,15 @@ describe('persistQueueStats: deltas and histograms', () => {
     await finished(name, 'completed', { created: 8, started: 7, ended: 6 }); // in the last 10 s: the next window's
     await finished(name, 'completed', { created: 300, started: 299, ended: 150 }); // before the window
     await stats.monitor({ force: true });
+    // the window ends 10 s before the pass's now(), which came after windowEnded's now() and before this statement's
+    const [bound] = await f.sql<{ most: number }>(
+      `SELECT extract(epoch FROM statement_timestamp() - interval '10 seconds' - $1::timestamptz)::float8 AS most`,
+      [since],
+    );
     const info = (await stats.getQueue(name))!;
     expect(info).toMatchObject({ createdDelta: 3, completedDelta: 2, failedDelta: 2 });
-    expect(info.deltaSeconds).toBeCloseTo(90, 0);
+    expect(info.deltaSeconds).toBeGreaterThanOrEqual(90);
+    expect(info.deltaSeconds).toBeLessThanOrEqual(bound!.most);
     expect(Date.now() - info.deltaOn!.getTime()).toBeGreaterThanOrEqual(9_000);
     const expected = (seconds: number[]) => {
       const bins = new Array<number>(BIN_COUNT).fill(0);

@@ -132,13 +132,19 @@ describe('fail', () => {
   it('an error with retryAfterSeconds is retried after exactly that delay', async () => {
     await q.send('s', {});
     const id = await claimOne();
+    // start_after is the fail's now() + 7 s, and that now() lies between the statement timestamps read before and
+    // after the fail: the delay is at most start_after − before and at least start_after − after, however slow the
+    // machine (as text, to keep the microseconds a Date would drop)
+    const [before] = await f.sql<{ at: string }>(`SELECT statement_timestamp()::text AS at`);
     await q.fail('s', id, Object.assign(new Error('429'), { retryAfterSeconds: 7 }));
-    const [row] = await f.sql<{ delay: number }>(
-      `SELECT extract(epoch FROM start_after - now())::float8 AS delay FROM $schema.jobs WHERE id = $1`,
-      [id],
+    const [row] = await f.sql<{ min: number; max: number }>(
+      `SELECT extract(epoch FROM start_after - statement_timestamp())::float8 AS min,
+         extract(epoch FROM start_after - $2::timestamptz)::float8 AS max
+       FROM $schema.jobs WHERE id = $1`,
+      [id, before!.at],
     );
-    expect(row!.delay).toBeGreaterThan(6);
-    expect(row!.delay).toBeLessThanOrEqual(7);
+    expect(row!.max).toBeGreaterThanOrEqual(7);
+    expect(row!.min).toBeLessThanOrEqual(7);
   });
 });
 

@@ -53,6 +53,8 @@ interface Stored {
   singleton_key: string | null;
   /** Seconds from the database's now to start_after (null: infinity). */
   start_in: number | null;
+  /** start_after itself, as text: to the microsecond, where a Date keeps milliseconds. */
+  start_at: string;
   /** keep_until − start_after, in seconds (null: either is infinity). */
   retention: number | null;
   fifo_wait: number;
@@ -63,6 +65,7 @@ async function stored(id: string): Promise<Stored> {
     `SELECT state::text, data, priority, retry_limit, retry_delay, retry_backoff, retry_delay_max, expire_seconds,
       heartbeat_seconds, delete_after_seconds, dead_letter, singleton_key, fifo_wait,
       CASE WHEN start_after = 'infinity' THEN NULL ELSE extract(epoch FROM start_after - now())::float8 END AS start_in,
+      start_after::text AS start_at,
       CASE WHEN keep_until = 'infinity' OR start_after = 'infinity' THEN NULL
         ELSE extract(epoch FROM keep_until - start_after)::float8 END AS retention
     FROM $schema.jobs WHERE id = $1`,
@@ -80,7 +83,8 @@ describe('update', () => {
     expect(await q.update(name, { v: 2 }, { id, retryDelay: 9, deadLetter: 'dlq' })).toEqual({ jobs: [id], updated: 1 });
     const after = await stored(id);
     expect(after).toMatchObject({ data: { v: 2 }, retry_delay: 9, dead_letter: 'dlq', priority: 3, retry_limit: 4 });
-    expect(after.start_in).toBeCloseTo(before.start_in!, 0);
+    // start_after itself, not start_in: start_in is read against each read's own now(), which moves on between them
+    expect(after.start_at).toBe(before.start_at);
     expect(after.expire_seconds).toBe(before.expire_seconds);
   });
 

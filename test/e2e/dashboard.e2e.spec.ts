@@ -229,14 +229,22 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
     const controller = new AbortController();
     try {
       const host = app.get(DashboardHost);
+      // when each sample starts: a sample's first step is its connect(), and the sampler starts with the first page
+      const starts: number[] = [];
+      const connect = host.source.connect.bind(host.source);
+      host.source.connect = () => {
+        starts.push(performance.now());
+        return connect();
+      };
       const streams = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/queues/events`, { signal: controller.signal })));
       expect(streams.every((r) => r.status === 200)).toBe(true);
-      await until(() => host.sampler.samples >= 2, 'sampling under way');
-      const from = host.sampler.samples;
-      const t0 = Date.now();
-      await until(() => host.sampler.samples >= from + 3, 'three more samples');
-      // three more samples, one a second, took two seconds or more: not one per viewer
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+      await until(() => host.sampler.samples >= 5, 'five samples');
+      // one sample a second (SAMPLE_INTERVAL_MS), not one per viewer: the sampler times each sample from the start of
+      // the one before (a slow sample shortens the wait after it), so samples start at least a second apart, less
+      // 50 ms for a timer that fires a millisecond early, whole-millisecond clocks and the steps before connect()
+      const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
+      expect(gaps.length).toBeGreaterThanOrEqual(4);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000 - 50);
     } finally {
       controller.abort();
       await app.close();
