@@ -11,7 +11,7 @@ export {
   type RedriveOptions,
   type RedriveResult,
 } from './pg-queue.js';
-export { migrate, LATEST_VERSION, type MigrationResult } from './migrate.js';
+export { migrate, LATEST_VERSION, MIGRATION_LOCKS, type MigrationLocks, type MigrationResult } from './migrate.js';
 export { QUEUE_DEFAULTS } from './options.js';
 export { defineJob, type JobData, type JobDefinition, type JobName, type JobSchema } from './job-definition.js';
 export { addBins, percentile, binOf, binLowerEdge, BIN_COUNT, type Bins } from './bins.js';

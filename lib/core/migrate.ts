@@ -19,10 +19,11 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /**
  * How a migration waits for the locks its DDL takes: each lock at most `lockTimeoutMs` (sql/migrate.ts,
- * setMigrationLockTimeout; a stricter lock_timeout of the session's role stays); a try that waits longer is undone
- * and the next begins `retryDelayMs` later, up to `attempts` tries. A deadlock the server broke is tried again the
- * same way. Between tries the migration holds only the schema's advisory lock: the sessions it made wait go on,
- * and an instance booting beside it waits for the advisory lock, never in a table's queue.
+ * setMigrationLockTimeout), less when the role's lock_timeout, or half its statement_timeout, is shorter (so a lock
+ * wait always ends as a lock timeout). A try that waits longer is undone and the next begins `retryDelayMs` later,
+ * up to `attempts` tries; a deadlock the server broke is tried again the same way. Between tries the migration
+ * holds only the schema's advisory lock: the sessions it made wait go on, and an instance booting beside it waits
+ * for its turn, never in a table's queue.
  */
 export interface MigrationLocks {
   lockTimeoutMs: number;
@@ -33,7 +34,7 @@ export interface MigrationLocks {
 /** About two minutes in all before a start gives up on a lock someone holds. */
 export const MIGRATION_LOCKS: MigrationLocks = { lockTimeoutMs: 5_000, attempts: 12, retryDelayMs: 5_000 };
 
-/** The longest slice of a pause between tries: how long a stop (`stopped`) may wait for the pause to notice it. */
+/** The longest pause between two looks at `stopped` (close() begun): while waiting for the turn, and between tries. */
 const PAUSE_SLICE_MS = 250;
 
 /**
@@ -42,7 +43,7 @@ const PAUSE_SLICE_MS = 250;
  * others then find the version recorded and do nothing. A failure rolls back every step. A lock the DDL cannot
  * get in time (`locks`) undoes the try, with a warning, and it is tried again; after the last try the call fails
  * with a QueueError of code MIGRATION_LOCK_TIMEOUT, and nothing is changed. `stopped` (close() has begun) ends
- * the tries early with QUEUE_CLOSED.
+ * the wait for the turn or the tries with QUEUE_CLOSED.
  */
 export async function migrate(
   pool: pg.Pool,
@@ -53,9 +54,12 @@ export async function migrate(
   stopped: () => boolean = () => false,
 ): Promise<MigrationResult> {
   const result = await inTransaction(pool, async (client) => {
-    const [given] = (await client.query<{ given_ms: number }>(sql.suspendLockTimeout)).rows;
-    await client.query(sql.lockMigrations, [schema]);
-    const timeoutMs = given!.given_ms > 0 ? Math.min(given!.given_ms, locks.lockTimeoutMs) : locks.lockTimeoutMs;
+    const [session] = (await client.query<{ lock_ms: number; statement_ms: number }>(sql.sessionTimeouts)).rows;
+    // a slice is a statement: under half the role's statement_timeout, as the lock waits are
+    const sliceMs = session!.statement_ms > 0 ? Math.max(1, Math.min(PAUSE_SLICE_MS, session!.statement_ms / 2)) : PAUSE_SLICE_MS;
+    while (!(await client.query<{ taken: boolean }>(sql.tryLockMigrations, [schema])).rows[0]!.taken)
+      await pause(client, sliceMs, sliceMs, stopped);
+    const timeoutMs = tryTimeoutMs(locks.lockTimeoutMs, session!.lock_ms, session!.statement_ms);
     await client.query(sql.setMigrationLockTimeout, [`${timeoutMs}ms`]);
     for (let attempt = 1; ; attempt++) {
       await client.query(sql.beginMigrationTry);
@@ -64,12 +68,8 @@ export async function migrate(
         await client.query(sql.endMigrationTry);
         return done;
       } catch (err) {
-        const state = sqlState(err);
-        if (state !== SQLSTATE.lockNotAvailable && state !== SQLSTATE.deadlockDetected) throw err;
-        const waited =
-          state === SQLSTATE.deadlockDetected
-            ? 'was ended by the server to break a deadlock with another session'
-            : `waited more than ${timeoutMs} ms for a lock another session holds on its tables`;
+        const waited = lockWait(err, timeoutMs);
+        if (waited === null) throw err;
         if (attempt >= locks.attempts)
           throw Object.assign(
             new QueueError(
@@ -82,13 +82,33 @@ export async function migrate(
         log?.warn(
           `schema ${schema}: the migration ${waited} and was undone; try ${attempt + 1} of ${locks.attempts} in ${locks.retryDelayMs} ms`,
         );
-        await pause(client, locks.retryDelayMs, stopped);
+        await pause(client, locks.retryDelayMs, sliceMs, stopped);
       }
     }
   });
   if (result.to !== result.from) log?.log(`schema ${schema} migrated from version ${result.from} to ${result.to}`);
   if (result.from > LATEST_VERSION) log?.warn(`schema ${schema} is at version ${result.from}, newer than this code (${LATEST_VERSION})`);
   return result;
+}
+
+/**
+ * How long a try waits for each lock (ms): `ours`, or the session's lock_timeout when shorter, or half its
+ * statement_timeout when that is shorter still, so that a lock wait ends as a lock timeout, which is tried again,
+ * and not as a cancelled statement. 0 means none for either setting; the result is at least 1.
+ */
+export function tryTimeoutMs(ours: number, sessionLockMs: number, sessionStatementMs: number): number {
+  let ms = ours;
+  if (sessionLockMs > 0) ms = Math.min(ms, sessionLockMs);
+  if (sessionStatementMs > 0) ms = Math.min(ms, sessionStatementMs / 2);
+  return Math.max(1, Math.floor(ms));
+}
+
+/** What a try's failure `err` says of it when another session held it back (tried again), else null. */
+export function lockWait(err: unknown, timeoutMs: number): string | null {
+  const state = sqlState(err);
+  if (state === SQLSTATE.lockNotAvailable) return `waited more than ${timeoutMs} ms for a lock another session holds on its tables`;
+  if (state === SQLSTATE.deadlockDetected) return 'was ended by the server to break a deadlock with another session';
+  return null;
 }
 
 /** The installer's table, then each migration newer than the version it records, each recorded. */
@@ -106,12 +126,12 @@ async function migrationSteps(client: pg.PoolClient, schemaIdent: string): Promi
   return { from, to };
 }
 
-/** Waits `ms` between tries, in slices (sql/migrate.ts, pauseMigration); throws QUEUE_CLOSED once `stopped`. */
-async function pause(client: pg.PoolClient, ms: number, stopped: () => boolean): Promise<void> {
-  for (let left = ms; ; left -= PAUSE_SLICE_MS) {
+/** Waits `ms`, in slices of `sliceMs` (sql/migrate.ts, pauseMigration); throws QUEUE_CLOSED once `stopped`. */
+async function pause(client: pg.PoolClient, ms: number, sliceMs: number, stopped: () => boolean): Promise<void> {
+  for (let left = ms; ; left -= sliceMs) {
     if (stopped()) throw closedError();
     if (left <= 0) return;
-    await client.query(sql.pauseMigration, [Math.min(left, PAUSE_SLICE_MS) / 1000]);
+    await client.query(sql.pauseMigration, [Math.min(left, sliceMs) / 1000]);
   }
 }
 

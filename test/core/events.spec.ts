@@ -133,10 +133,14 @@ describe('warnings', () => {
       await q.work('ev.slow', {}, () => undefined);
       await until(
         async () =>
+          // this queue's claim lock only: other tests' claims may wait for theirs meanwhile
           (
             await f.sql<{ n: number }>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-               WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND now() - query_start > interval '50 milliseconds'`,
+              `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+               WHERE l.locktype = 'advisory' AND NOT l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                 AND l.classid = 1885824375 AND l.objid = hashtext($1 || '.' || $2)::oid AND l.objsubid = 2
+                 AND now() - a.query_start > interval '50 milliseconds'`,
+              [f.schema, 'ev.slow'],
             )
           )[0]!.n > 0,
         'the claim has waited 50 ms',

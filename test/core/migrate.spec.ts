@@ -1,7 +1,7 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import pg from 'pg';
 import { quotedSchema } from '../../lib/core/config.js';
-import { LATEST_VERSION, migrate } from '../../lib/core/migrate.js';
+import { LATEST_VERSION, migrate, type MigrationLocks } from '../../lib/core/migrate.js';
 import * as sql from '../../lib/core/sql/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
@@ -88,128 +88,172 @@ describe('migrations', () => {
     }
 
     /**
-     * A transaction that holds the installer's table, which every try reads first: whatever the newest migration
-     * changes, a try waits here. With `advisory`, another session also holds the schema's advisory lock.
+     * A transaction of another session: `hold` locks the installer's table, which every try reads first, so
+     * whatever the newest migration changes a try waits there; `turn` takes the schema's advisory lock, as a
+     * migrating instance does. end() commits it and returns its connection.
      */
-    async function hold(schema: string) {
+    async function session(schema: string, what: 'hold' | 'turn') {
       const client = await admin.connect();
       await client.query('BEGIN');
-      await client.query(`LOCK TABLE ${quotedSchema(schema)}.migrations IN ACCESS EXCLUSIVE MODE`);
+      if (what === 'hold') await client.query(`LOCK TABLE ${quotedSchema(schema)}.migrations IN ACCESS EXCLUSIVE MODE`);
+      else expect((await client.query(sql.tryLockMigrations, [schema])).rows[0].taken).toBe(true);
+      let ended = false;
       return {
         end: async () => {
-          await client.query('COMMIT');
-          client.release();
+          if (ended) return;
+          ended = true;
+          await client.query('COMMIT').finally(() => client.release());
+        },
+      };
+    }
+
+    /** A migrate() call that the test can stop (as close() does) and always settles before the schema is dropped. */
+    function migration(pool: pg.Pool, schema: string, locks: MigrationLocks) {
+      const log = recordingLogger();
+      let stop = false;
+      let looks = 0;
+      const done = migrate(pool, schema, quotedSchema(schema), log, locks, () => {
+        looks++;
+        return stop;
+      });
+      done.catch(() => undefined);
+      return {
+        done,
+        /** How often it has looked whether it should stop: once per pause slice, waiting its turn or between tries. */
+        looks: () => looks,
+        warnings: () => log.lines.filter((l) => l.level === 'warn').map((l) => l.message),
+        stop: async () => {
+          stop = true;
+          await done.catch(() => undefined);
         },
       };
     }
 
     const versionOf = async (schema: string) =>
       (await admin.query<{ v: number }>(`SELECT max(version)::int AS v FROM ${quotedSchema(schema)}.migrations`)).rows[0]!.v;
-    /** Lock requests not granted: on the installer's table, and advisory ones (an instance waiting its turn). */
-    const waiting = async (schema: string) =>
+    /** Lock requests on the schema's installer table that wait. */
+    const queuedOnTable = async (schema: string) =>
       (
-        await admin.query<{ table: number; advisory: number }>(
-          `SELECT count(*) FILTER (WHERE relation = to_regclass($1))::int AS table, count(*) FILTER (WHERE locktype = 'advisory')::int AS advisory
-           FROM pg_locks WHERE NOT granted`,
-          [`${quotedSchema(schema)}.migrations`],
-        )
-      ).rows[0]!;
-    const warnings = (log: ReturnType<typeof recordingLogger>) => log.lines.filter((l) => l.level === 'warn').map((l) => l.message);
+        await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = to_regclass($1)`, [
+          `${quotedSchema(schema)}.migrations`,
+        ])
+      ).rows[0]!.n;
 
     it('the migration undoes its try, warns, and tries again; an instance beside it waits its turn, in no table queue', async () => {
       const schema = await oneBehind();
-      const holder = await hold(schema);
-      const [logA, logB] = [recordingLogger(), recordingLogger()];
-      const locks = { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 3000 };
-      const first = migrate(admin, schema, quotedSchema(schema), logA, locks);
-      await until(() => warnings(logA).length === 1, 'the first try gave the lock up');
-      const second = migrate(admin, schema, quotedSchema(schema), logB, locks);
-      expect(warnings(logA)[0]).toBe(
-        `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables and was undone; try 2 of 1000 in 3000 ms`,
-      );
-      // in its pause the migration queues for no table; the second instance waits for the advisory lock alone
-      await until(async () => (await waiting(schema)).advisory === 1, 'the second instance waits for its turn');
-      expect(await waiting(schema)).toEqual({ table: 0, advisory: 1 });
-      expect(warnings(logA)).toHaveLength(1);
-      await holder.end();
-      expect(await first).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
-      expect(await second).toEqual({ from: LATEST_VERSION, to: LATEST_VERSION });
-      expect(warnings(logB)).toEqual([]);
+      const holder = await session(schema, 'hold');
+      const locks = { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 10_000 };
+      const first = migration(admin, schema, locks);
+      const second = migration(admin, schema, locks);
+      try {
+        await until(() => first.warnings().length + second.warnings().length === 1, 'the first try gave the lock up');
+        // whichever took the turn first pauses; the other asks for the turn again and again, in no table's queue
+        const [migrating, waiting] = first.warnings().length === 1 ? [first, second] : [second, first];
+        expect(migrating.warnings()[0]).toBe(
+          `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables and was undone; try 2 of 1000 in 10000 ms`,
+        );
+        const before = waiting.looks();
+        await until(() => waiting.looks() >= before + 2, 'the other instance asked for its turn twice more');
+        expect(await queuedOnTable(schema)).toBe(0);
+        expect(migrating.warnings()).toHaveLength(1);
+        expect(waiting.warnings()).toEqual([]);
+        await holder.end();
+        const results = await Promise.all([first.done, second.done]);
+        expect(results).toContainEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
+        expect(results).toContainEqual({ from: LATEST_VERSION, to: LATEST_VERSION });
+      } finally {
+        await holder.end();
+        await Promise.all([first.stop(), second.stop()]);
+      }
     });
 
     it('after the last try it fails with MIGRATION_LOCK_TIMEOUT, and nothing is changed', async () => {
       const schema = await oneBehind();
-      const holder = await hold(schema);
+      const holder = await session(schema, 'hold');
+      const m = migration(admin, schema, { lockTimeoutMs: 100, attempts: 2, retryDelayMs: 10 });
       try {
-        const log = recordingLogger();
-        await expect(
-          migrate(admin, schema, quotedSchema(schema), log, { lockTimeoutMs: 100, attempts: 2, retryDelayMs: 10 }),
-        ).rejects.toMatchObject({
+        await expect(m.done).rejects.toMatchObject({
           name: 'QueueError',
           code: 'MIGRATION_LOCK_TIMEOUT',
           message: expect.stringContaining(
             `schema ${schema}: the migration waited more than 100 ms for a lock another session holds on its tables, 2 times; nothing was changed.`,
           ),
         });
-        expect(warnings(log)).toHaveLength(1);
+        expect(m.warnings()).toHaveLength(1);
       } finally {
         await holder.end();
+        await m.stop();
       }
       expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
     });
 
-    it("a role's lock_timeout bounds the tries when stricter, and never the wait for the advisory lock", async () => {
+    it("a role's shorter statement_timeout shortens each try's lock wait, and cuts no wait for the turn", async () => {
       const schema = await oneBehind();
       const strictUrl = new URL(testUrl());
-      strictUrl.searchParams.set('options', '-c lock_timeout=200ms');
+      strictUrl.searchParams.set('options', '-c lock_timeout=1s -c statement_timeout=300ms');
       const strict = new pg.Pool({ connectionString: strictUrl.toString() });
-      const turn = await admin.connect();
+      const turn = await session(schema, 'turn');
+      const holder = await session(schema, 'hold');
+      const m = migration(strict, schema, { lockTimeoutMs: 5000, attempts: 1000, retryDelayMs: 50 });
       try {
-        await turn.query('BEGIN');
-        await turn.query(sql.lockMigrations, [schema]);
-        const holder = await hold(schema);
-        const log = recordingLogger();
-        const done = migrate(strict, schema, quotedSchema(schema), log, { lockTimeoutMs: 5000, attempts: 1000, retryDelayMs: 50 });
-        // it has waited for its turn longer than the role allows a lock wait
-        await until(
-          async () =>
-            (
-              await admin.query(
-                `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND waitstart < clock_timestamp() - interval '600 ms'`,
-              )
-            ).rowCount === 1,
-          'the migration waited its turn past the role lock_timeout',
-        );
-        await turn.query('COMMIT');
-        await until(() => warnings(log).length > 0, 'a try gave the lock up');
-        expect(warnings(log)[0]).toMatch(/the migration waited more than 200 ms for a lock/);
+        // it has waited its turn longer than either setting allows a statement: two looks per slice of at most 150 ms
+        await until(() => m.looks() >= 12, 'the migration waited its turn past the role settings');
+        await turn.end();
+        await until(() => m.warnings().length > 0, 'a try gave the lock up');
+        expect(m.warnings()[0]).toMatch(/the migration waited more than 150 ms for a lock/);
         await holder.end();
-        expect(await done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
+        expect(await m.done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
       } finally {
-        turn.release();
+        await turn.end();
+        await holder.end();
+        await m.stop();
         await strict.end();
       }
     });
 
-    it('close() during the tries ends them: the start fails with QUEUE_CLOSED and nothing is changed', async () => {
+    it('stopped during the tries or while waiting its turn: QUEUE_CLOSED, and nothing is changed', async () => {
       const schema = await oneBehind();
-      const holder = await hold(schema);
+      const holder = await session(schema, 'hold');
+      const locks = { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 60_000 };
+      const pausing = migration(admin, schema, locks);
+      const waiting = migration(admin, schema, locks);
       try {
-        const log = recordingLogger();
-        let stopped = false;
-        const done = migrate(
-          admin,
-          schema,
-          quotedSchema(schema),
-          log,
-          { lockTimeoutMs: 100, attempts: 1000, retryDelayMs: 60_000 },
-          () => stopped,
-        );
-        await until(() => warnings(log).length === 1, 'the first try gave the lock up');
-        stopped = true;
-        await expect(done).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+        await until(() => pausing.warnings().length + waiting.warnings().length === 1, 'a try gave the lock up');
+        const [inTries, inLine] = pausing.warnings().length === 1 ? [pausing, waiting] : [waiting, pausing];
+        await until(() => inLine.looks() >= 2, 'the other waits its turn');
+        await inLine.stop();
+        await expect(inLine.done).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+        await inTries.stop();
+        await expect(inTries.done).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
       } finally {
         await holder.end();
+        await Promise.all([pausing.stop(), waiting.stop()]);
+      }
+      expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
+    });
+
+    it("an engine's close() ends its start while it waits for the turn", async () => {
+      const schema = await oneBehind();
+      const turn = await session(schema, 'turn');
+      const q = new PgQueue({ connectionString: testUrl(), schema, logger });
+      try {
+        const started = q.start();
+        started.catch(() => undefined);
+        // its connection pauses between two requests for the turn (no other test of this file migrates meanwhile)
+        await until(
+          async () =>
+            (
+              await admin.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query = $1`, [
+                sql.pauseMigration,
+              ])
+            ).rowCount! > 0,
+          'the engine waits its turn',
+        );
+        await q.close();
+        await expect(started).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+      } finally {
+        await turn.end();
+        await q.close();
       }
       expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
     });

@@ -6,20 +6,20 @@
 /** Serialises installers of one schema across every instance booting at once; released at commit. */
 const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, hashtext(${schemaValue}))`;
 
-/** $1 schema name */
-export const lockMigrations = lock('$1');
-
 /**
- * The session's lock_timeout in milliseconds (0: none), then none for the rest of the transaction: instances
- * booting together wait for the advisory lock freely (it holds back no one else), whatever a role sets.
+ * The lock migrationScript takes, taken only if free ($1 schema name): migrate() asks again between short pauses, so that a waiting
+ * instance can stop (close()) and no role's lock_timeout or statement_timeout cuts its wait.
  */
-export const suspendLockTimeout = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS given_ms,
-  set_config('lock_timeout', '0', true) AS suspended`;
+export const tryLockMigrations = `SELECT pg_try_advisory_xact_lock(1885824373, hashtext($1)) AS taken`;
+
+/** The session's lock_timeout and statement_timeout in milliseconds (0: none); every unit they show in reads as an interval. */
+export const sessionTimeouts = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS lock_ms,
+  (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::float8 AS statement_ms`;
 
 /**
  * The migrations' DDL waits at most this long ($1, e.g. '5000ms') for each lock it needs: a lock request that
  * waits queues every later request of the same table behind it, so a migration stuck behind a long transaction
- * would stop every claim and send. Set after the advisory lock.
+ * would stop every claim and send. Set once the advisory lock is held.
  */
 export const setMigrationLockTimeout = `SELECT set_config('lock_timeout', $1, true)`;
 
@@ -29,8 +29,8 @@ export const undoMigrationTry = 'ROLLBACK TO SAVEPOINT pgqueue_migration';
 export const endMigrationTry = 'RELEASE SAVEPOINT pgqueue_migration';
 
 /**
- * A pause between tries ($1 seconds) in a statement, not in the process: the session is busy, not idle in its
- * transaction, so the engine's idle bound (sql/transaction.ts) does not end it while it holds the advisory lock.
+ * A pause ($1 seconds) in a statement, not in the process: the session is busy, not idle in its transaction, so
+ * the engine's idle bound (sql/transaction.ts) does not end it while it holds the advisory lock.
  */
 export const pauseMigration = 'SELECT pg_sleep($1::float8)';
 
