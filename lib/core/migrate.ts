@@ -23,16 +23,18 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * wait always ends as a lock timeout). A try that waits longer is undone and the next begins `retryDelayMs` later,
  * up to `attempts` tries; a deadlock the server broke is tried again the same way. Between tries the migration
  * holds only the schema's advisory lock: the sessions it made wait go on, and an instance booting beside it waits
- * for its turn, never in a table's queue.
+ * for its turn, never in a table's queue. A wait for the turn is warned of every `turnWarningMs`, naming the
+ * session that holds it: one that is not an engine (a script applied by hand, left open) is never given up on.
  */
 export interface MigrationLocks {
   lockTimeoutMs: number;
   attempts: number;
   retryDelayMs: number;
+  turnWarningMs: number;
 }
 
 /** About two minutes in all before a start gives up on a lock someone holds. */
-export const MIGRATION_LOCKS: MigrationLocks = { lockTimeoutMs: 5_000, attempts: 12, retryDelayMs: 5_000 };
+export const MIGRATION_LOCKS: MigrationLocks = { lockTimeoutMs: 5_000, attempts: 12, retryDelayMs: 5_000, turnWarningMs: 30_000 };
 
 /** The longest pause between two looks at `stopped` (close() begun): while waiting for the turn, and between tries. */
 const PAUSE_SLICE_MS = 250;
@@ -57,8 +59,18 @@ export async function migrate(
     const [session] = (await client.query<{ lock_ms: number; statement_ms: number }>(sql.sessionTimeouts)).rows;
     // a slice is a statement: under half the role's statement_timeout, as the lock waits are
     const sliceMs = session!.statement_ms > 0 ? Math.max(1, Math.min(PAUSE_SLICE_MS, session!.statement_ms / 2)) : PAUSE_SLICE_MS;
-    while (!(await client.query<{ taken: boolean }>(sql.tryLockMigrations, [schema])).rows[0]!.taken)
+    const waitFrom = Date.now();
+    let warnAt = waitFrom + locks.turnWarningMs;
+    while (!(await client.query<{ taken: boolean }>(sql.tryLockMigrations, [schema])).rows[0]!.taken) {
+      if (Date.now() >= warnAt) {
+        warnAt += locks.turnWarningMs;
+        const holders = (await client.query<{ pid: number }>(sql.migrationTurnHolders, [schema])).rows.map((r) => r.pid);
+        log?.warn(
+          `schema ${schema}: waiting ${Math.round((Date.now() - waitFrom) / 1000)} s for the turn to migrate, held by ${holders.length > 0 ? `the session of pid ${holders.join(', ')}` : 'a session that has just let it go'} (pg_stat_activity says what it runs)`,
+        );
+      }
       await pause(client, sliceMs, sliceMs, stopped);
+    }
     const timeoutMs = tryTimeoutMs(locks.lockTimeoutMs, session!.lock_ms, session!.statement_ms);
     await client.query(sql.setMigrationLockTimeout, [`${timeoutMs}ms`]);
     for (let attempt = 1; ; attempt++) {
@@ -79,6 +91,7 @@ export async function migrate(
             { cause: err },
           );
         await client.query(sql.undoMigrationTry);
+        if (stopped()) throw closedError();
         log?.warn(
           `schema ${schema}: the migration ${waited} and was undone; try ${attempt + 1} of ${locks.attempts} in ${locks.retryDelayMs} ms`,
         );

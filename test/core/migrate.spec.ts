@@ -1,7 +1,7 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import pg from 'pg';
 import { quotedSchema } from '../../lib/core/config.js';
-import { LATEST_VERSION, migrate, type MigrationLocks } from '../../lib/core/migrate.js';
+import { LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationLocks } from '../../lib/core/migrate.js';
 import * as sql from '../../lib/core/sql/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
@@ -97,8 +97,10 @@ describe('migrations', () => {
       await client.query('BEGIN');
       if (what === 'hold') await client.query(`LOCK TABLE ${quotedSchema(schema)}.migrations IN ACCESS EXCLUSIVE MODE`);
       else expect((await client.query(sql.tryLockMigrations, [schema])).rows[0].taken).toBe(true);
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       let ended = false;
       return {
+        pid,
         end: async () => {
           if (ended) return;
           ended = true;
@@ -108,11 +110,11 @@ describe('migrations', () => {
     }
 
     /** A migrate() call that the test can stop (as close() does) and always settles before the schema is dropped. */
-    function migration(pool: pg.Pool, schema: string, locks: MigrationLocks) {
+    function migration(pool: pg.Pool, schema: string, locks: Partial<MigrationLocks>) {
       const log = recordingLogger();
       let stop = false;
       let looks = 0;
-      const done = migrate(pool, schema, quotedSchema(schema), log, locks, () => {
+      const done = migrate(pool, schema, quotedSchema(schema), log, { ...MIGRATION_LOCKS, ...locks }, () => {
         looks++;
         return stop;
       });
@@ -187,20 +189,32 @@ describe('migrations', () => {
       expect(await versionOf(schema)).toBe(LATEST_VERSION - 1);
     });
 
-    it("a role's shorter statement_timeout shortens each try's lock wait, and cuts no wait for the turn", async () => {
+    it("a role's shorter statement_timeout shortens each try's lock wait and the pauses, and cuts no wait for the turn", async () => {
       const schema = await oneBehind();
       const strictUrl = new URL(testUrl());
-      strictUrl.searchParams.set('options', '-c lock_timeout=1s -c statement_timeout=300ms');
+      // a pause of the usual 250 ms would be cancelled: the slices are 100 ms, half the statement_timeout
+      strictUrl.searchParams.set('options', '-c lock_timeout=1s -c statement_timeout=200ms');
       const strict = new pg.Pool({ connectionString: strictUrl.toString() });
       const turn = await session(schema, 'turn');
       const holder = await session(schema, 'hold');
-      const m = migration(strict, schema, { lockTimeoutMs: 5000, attempts: 1000, retryDelayMs: 50 });
+      const m = migration(strict, schema, { lockTimeoutMs: 5000, attempts: 1000, retryDelayMs: 50, turnWarningMs: 300 });
       try {
-        // it has waited its turn longer than either setting allows a statement: two looks per slice of at most 150 ms
-        await until(() => m.looks() >= 12, 'the migration waited its turn past the role settings');
+        // it has waited its turn longer than either setting allows: two looks per slice of 100 ms, 1.1 s at least
+        await until(() => m.looks() >= 22, 'the migration waited its turn past the role settings');
+        // and said so, naming the session that holds the turn
+        expect(m.warnings().length).toBeGreaterThanOrEqual(1);
+        for (const w of m.warnings())
+          expect(w).toMatch(
+            new RegExp(
+              `^schema ${schema}: waiting \\d+ s for the turn to migrate, held by the session of pid ${turn.pid} \\(pg_stat_activity says what it runs\\)$`,
+            ),
+          );
         await turn.end();
-        await until(() => m.warnings().length > 0, 'a try gave the lock up');
-        expect(m.warnings()[0]).toMatch(/the migration waited more than 150 ms for a lock/);
+        const tryWarning = await until(
+          () => m.warnings().find((w) => w.includes('the migration waited more than')),
+          'a try gave the lock up',
+        );
+        expect(tryWarning).toMatch(/the migration waited more than 100 ms for a lock/);
         await holder.end();
         expect(await m.done).toEqual({ from: LATEST_VERSION - 1, to: LATEST_VERSION });
       } finally {

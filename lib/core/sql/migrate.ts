@@ -12,6 +12,11 @@ const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, 
  */
 export const tryLockMigrations = `SELECT pg_try_advisory_xact_lock(1885824373, hashtext($1)) AS taken`;
 
+/** The sessions that hold that lock ($1 schema name), in this database. */
+export const migrationTurnHolders = `SELECT pid FROM pg_locks
+WHERE locktype = 'advisory' AND granted AND classid = 1885824373 AND objid = hashtext($1)::oid AND objsubid = 2
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
 /** The session's lock_timeout and statement_timeout in milliseconds (0: none); every unit they show in reads as an interval. */
 export const sessionTimeouts = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS lock_ms,
   (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::float8 AS statement_ms`;
