@@ -178,7 +178,11 @@ describe('flow: jobs that wait for each other', () => {
     await w.work('chain.b', { pollingIntervalSeconds: 3600 }, async () => void order.push('b'));
     // Let both loops go idle first (an empty claim each), so only a NOTIFY can wake them.
     await until(
-      async () => (await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`))[0]!.n > 0,
+      // this schema's channel: another test's engine may listen on its own meanwhile
+      async () =>
+        (
+          await f.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1`, [`LISTEN "pgqueue_${f.schema}"`])
+        )[0]!.n > 0,
       'listening',
     );
     const ids = await w.flow([

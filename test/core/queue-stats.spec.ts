@@ -129,9 +129,12 @@ describe('force while a pass is under way', () => {
       const forced = persisted.getQueueStats(name, { force: true });
       await until(
         async () =>
+          // this schema's stats lock only: another test's session may wait for an advisory lock of its own
           (
             await f.sql<{ n: number }>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'`,
+              `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                 AND classid = 1885824376 AND objid = hashtext($1)::oid AND objsubid = 2`,
+              [f.schema],
             )
           )[0]!.n > 0,
         'the forced pass waits for the lock',

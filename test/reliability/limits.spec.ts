@@ -141,9 +141,12 @@ describe('limited claims under contention', () => {
       const claiming = q.fetch('lim.wait');
       await until(
         async () =>
+          // this queue's claim lock only: another test's claims may wait for theirs meanwhile
           (
             await f.sql<{ n: number }>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%1885824375%'`,
+              `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                 AND classid = 1885824375 AND objid = hashtext($1 || '.' || $2)::oid AND objsubid = 2`,
+              [f.schema, 'lim.wait'],
             )
           )[0]!.n > 0,
         'the claim waits for the queue lock',
