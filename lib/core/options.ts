@@ -281,3 +281,16 @@ export function parseForce(value: unknown): boolean {
   noUnknownKeys('options', o, new Set(['force']));
   return optBool('options.force', o.force) ?? false;
 }
+
+const OFF_WORK_KEYS: ReadonlySet<string> = new Set(['id', 'wait']);
+
+/** offWork's options checked: `nameOrId` a string, and with `id` a queue name. */
+export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: string | undefined; wait: boolean } {
+  const o = record('options', options);
+  noUnknownKeys('options', o, OFF_WORK_KEYS);
+  const id = optKey('options.id', o.id, 200);
+  if (id !== undefined) queueName('name', nameOrId);
+  else if (typeof nameOrId !== 'string' || nameOrId.length === 0)
+    throw new InvalidOptionError('nameOrId', 'a queue name or a loop id', nameOrId);
+  return { id, wait: optBool('options.wait', o.wait) ?? true };
+}

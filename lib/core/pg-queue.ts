@@ -19,6 +19,7 @@ import type {
   BatchHandler,
   HandlerFor,
   JobHandler,
+  OffWorkOptions,
   QueueLogger,
   QueueOptions,
   QueueResult,
@@ -234,9 +235,12 @@ export class PgQueue extends JobCalls {
     return this.units.registry.work(name, options, handler as JobHandler | BatchHandler);
   }
 
-  /** Stops the loops of a queue (by name) or one loop (by id), draining like shutdown does. */
-  offWork(nameOrId: string): Promise<void> {
-    return this.units.registry.offWork(nameOrId);
+  /**
+   * Stops the loops of a queue (by name) or one loop (by id, or by the queue's name and `options.id`), draining
+   * like shutdown does; `options.wait: false` returns without waiting for their running handlers.
+   */
+  offWork(nameOrId: string, options?: OffWorkOptions): Promise<void> {
+    return this.units.registry.offWork(nameOrId, options);
   }
 
   /** Worker loops running in this instance. */

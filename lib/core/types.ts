@@ -349,4 +349,14 @@ export interface ScheduleInfo {
   updatedOn: Date;
 }
 
-export type { Job, TransactionClient, WorkOptions, JobHandler, BatchJob, BatchHandler, BatchResults, HandlerFor } from './work-types.js';
+export type {
+  Job,
+  TransactionClient,
+  WorkOptions,
+  OffWorkOptions,
+  JobHandler,
+  BatchJob,
+  BatchHandler,
+  BatchResults,
+  HandlerFor,
+} from './work-types.js';

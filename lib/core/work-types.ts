@@ -97,6 +97,14 @@ export interface BatchJob<T = unknown> extends Job<T> {
  */
 export type BatchResults = Map<string, unknown>;
 
+/** Options of `offWork`, as pg-boss names them. */
+export interface OffWorkOptions {
+  /** Stop only this loop of the queue (the id work() returned); a loop of another queue is not stopped. */
+  id?: string;
+  /** Wait for the loops' running handlers (default true); false returns at once while they drain in the background. */
+  wait?: boolean;
+}
+
 /** A batch handler (`batch: true`): its jobs together; see WorkOptions.batch for what its result settles. */
 export type BatchHandler<T = unknown, R = unknown> = (jobs: BatchJob<T>[]) => Promise<R> | R;
 

@@ -13,10 +13,10 @@
 import { checkedHandler, jobNameOf, type JobName } from './job-definition.js';
 import { InvalidOptionError, QueueError } from './errors.js';
 import { Notifier } from './notifier.js';
-import { parseWorkOptions, type ParsedWorkOptions } from './options.js';
+import { parseOffWorkOptions, parseWorkOptions, type ParsedWorkOptions } from './options.js';
 import { closedError } from './pool-gate.js';
 import type { Runtime } from './runtime.js';
-import type { BatchHandler, JobHandler, LoopInfo, WorkOptions } from './types.js';
+import type { BatchHandler, JobHandler, LoopInfo, OffWorkOptions, WorkOptions } from './types.js';
 import { queueName } from './validate.js';
 import { callingFrames, handlerFrameOf, newWorkerId, Worker, type WorkerContext } from './worker.js';
 
@@ -253,16 +253,22 @@ export class WorkerRegistry {
     await Promise.all([...this.stopping].filter(([w]) => which(w)).map(([, d]) => d));
   }
 
-  /** Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own), and forgets them. */
-  async offWork(nameOrId: string): Promise<void> {
+  /**
+   * Stops the loops of a queue (by name) or one loop (by the id work() returned, or its own; or the queue's name
+   * and `options.id`), and forgets them. `options.wait: false` waits for no drain, as a call from a handler.
+   */
+  async offWork(nameOrId: string, options?: OffWorkOptions): Promise<void> {
     const fromHandler = this.fromHandler();
-    const picks = (d: LoopDefinition | undefined) => d !== undefined && (d.id === nameOrId || d.name === nameOrId);
-    const which: Picks = (w) => w.id === nameOrId || picks(this.definitions.get(w.id));
+    const { id, wait } = parseOffWorkOptions(nameOrId, options);
+    const picks = (d: LoopDefinition | undefined) =>
+      d !== undefined && (id !== undefined ? d.name === nameOrId && d.id === id : d.id === nameOrId || d.name === nameOrId);
+    const which: Picks = (w) =>
+      (id !== undefined ? w.queue === nameOrId && w.id === id : w.id === nameOrId) || picks(this.definitions.get(w.id));
     await this.serial(() => {
       this.held = this.held.filter((d) => !picks(d));
       this.halt(which, this.rt.config.shutdownTimeoutMs);
     });
-    if (!fromHandler) await this.drained(which);
+    if (wait && !fromHandler) await this.drained(which);
   }
 
   /**

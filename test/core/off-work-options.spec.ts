@@ -1,0 +1,115 @@
+// offWork(name, { id, wait }), as pg-boss takes it: `id` stops one loop of the queue named, and `wait: false`
+// returns while the loops' running handlers drain in the background (their jobs still complete).
+import { InvalidOptionError } from '../../lib/core/errors.js';
+import { deferred, until } from '../helpers/db.js';
+import { queueFixture } from '../helpers/queue.js';
+
+const f = queueFixture('offwork');
+afterEach(() => f.closeMade());
+afterAll(() => f.cleanup());
+
+let queues = 0;
+async function setup() {
+  const q = f.create({ supervise: false, shutdownTimeoutMs: 30_000 });
+  const name = `ow${++queues}`;
+  await q.createQueue(name);
+  return { q, name };
+}
+
+const stateOf = async (id: string) =>
+  (await f.sql<{ state: string }>('SELECT state::text FROM $schema.jobs WHERE id = $1', [id]))[0]!.state;
+
+describe('offWork options', () => {
+  it('wait: false returns while a handler runs; the loop claims nothing more and its job completes once the handler returns', async () => {
+    const { q, name } = await setup();
+    const gate = deferred();
+    let running = false;
+    const id = (await q.send(name, {}))!;
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      running = true;
+      await gate.promise;
+      return 'done';
+    });
+    await until(() => running, 'the handler runs');
+    await q.offWork(name, { wait: false });
+    // returned with the handler still running: the loop is listed until it drains, and claims nothing more
+    expect(q.activeJobCount).toBe(1);
+    const later = (await q.send(name, {}))!;
+    gate.resolve();
+    await until(async () => (await stateOf(id)) === 'completed', 'the running job completed');
+    await until(() => q.workerCount === 0, 'the loop drained');
+    expect(await stateOf(later)).toBe('created');
+  });
+
+  it('wait: true (the default) returns once the running handler is done', async () => {
+    const { q, name } = await setup();
+    const gate = deferred();
+    let running = false;
+    const id = (await q.send(name, {}))!;
+    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+      running = true;
+      await gate.promise;
+    });
+    await until(() => running, 'the handler runs');
+    let returned = false;
+    const stopping = q.offWork(name, { wait: true }).then(() => (returned = true));
+    await q.getWorkers(); // a round trip to the database: offWork would have returned by then, were it not waiting
+    expect(returned).toBe(false);
+    gate.resolve();
+    await stopping;
+    expect(q.workerCount).toBe(0);
+    expect(await stateOf(id)).toBe('completed');
+  });
+
+  it('id stops that loop of the queue only; an id of another queue stops nothing', async () => {
+    const { q, name } = await setup();
+    const other = `${name}.other`;
+    await q.createQueue(other);
+    const a = await q.work(name, { pollingIntervalSeconds: 60 }, () => undefined);
+    const b = await q.work(name, { pollingIntervalSeconds: 60 }, () => undefined);
+    const c = await q.work(other, { pollingIntervalSeconds: 60 }, () => undefined);
+    await q.offWork(name, { id: c });
+    expect(q.workerCount).toBe(3);
+    await q.offWork(name, { id: a });
+    const left = (await q.getWorkers()).flatMap((w) => w.loops).map((l) => l.id);
+    expect(q.workerCount).toBe(2);
+    await until(
+      async () => {
+        const ids = (await q.getWorkers()).flatMap((w) => w.loops).map((l) => l.id);
+        return !ids.includes(a) && ids.includes(b) && ids.includes(c);
+      },
+      `the registry lists ${b} and ${c}, not ${a} (it listed ${left.join(', ')})`,
+    );
+  });
+
+  it('a held loop (stopWorking) is forgotten by its queue and id', async () => {
+    const { q, name } = await setup();
+    const a = await q.work(name, { pollingIntervalSeconds: 60 }, () => undefined);
+    const b = await q.work(name, { pollingIntervalSeconds: 60 }, () => undefined);
+    await q.stopWorking(name);
+    await q.offWork(name, { id: a, wait: false });
+    await q.startWorking(name);
+    expect(q.workerCount).toBe(1);
+    // the loop left is b's: offWork by b's id (a held loop's first id) stops it
+    await q.offWork(b);
+    expect(q.workerCount).toBe(0);
+  });
+
+  it('bad input: a typed error naming the field, and no loop stopped', async () => {
+    const { q, name } = await setup();
+    await q.work(name, { pollingIntervalSeconds: 60 }, () => undefined);
+    const cases: [unknown, unknown, string][] = [
+      [name, { wait: 'no' }, 'options.wait'],
+      [name, { id: '' }, 'options.id'],
+      [name, { id: 5 }, 'options.id'],
+      [name, { idd: 'x' }, 'options.idd'],
+      [name, 'x', 'options'],
+      ['not a queue name!', { id: 'x' }, 'name'],
+      ['', undefined, 'nameOrId'],
+      [undefined, undefined, 'nameOrId'],
+    ];
+    for (const [nameOrId, options, field] of cases)
+      await expect(q.offWork(nameOrId as string, options as never)).rejects.toMatchObject({ constructor: InvalidOptionError, field });
+    expect(q.workerCount).toBe(1);
+  });
+});
