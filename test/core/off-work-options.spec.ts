@@ -19,18 +19,24 @@ async function setup() {
 const stateOf = async (id: string) =>
   (await f.sql<{ state: string }>('SELECT state::text FROM $schema.jobs WHERE id = $1', [id]))[0]!.state;
 
+/** A queue whose loop runs one job until `gate` opens; resolves once the handler runs. */
+async function running() {
+  const { q, name } = await setup();
+  const gate = deferred();
+  let started = false;
+  const id = (await q.send(name, {}))!;
+  await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
+    started = true;
+    await gate.promise;
+    return 'done';
+  });
+  await until(() => started, 'the handler runs');
+  return { q, name, gate, id };
+}
+
 describe('offWork options', () => {
   it('wait: false returns while a handler runs; the loop claims nothing more and its job completes once the handler returns', async () => {
-    const { q, name } = await setup();
-    const gate = deferred();
-    let running = false;
-    const id = (await q.send(name, {}))!;
-    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
-      running = true;
-      await gate.promise;
-      return 'done';
-    });
-    await until(() => running, 'the handler runs');
+    const { q, name, gate, id } = await running();
     await q.offWork(name, { wait: false });
     // returned with the handler still running: the loop is listed until it drains, and claims nothing more
     expect(q.activeJobCount).toBe(1);
@@ -42,15 +48,7 @@ describe('offWork options', () => {
   });
 
   it('wait: true (the default) returns once the running handler is done', async () => {
-    const { q, name } = await setup();
-    const gate = deferred();
-    let running = false;
-    const id = (await q.send(name, {}))!;
-    await q.work(name, { pollingIntervalSeconds: 0.2 }, async () => {
-      running = true;
-      await gate.promise;
-    });
-    await until(() => running, 'the handler runs');
+    const { q, name, gate, id } = await running();
     let returned = false;
     const stopping = q.offWork(name, { wait: true }).then(() => (returned = true));
     await q.getWorkers(); // a round trip to the database: offWork would have returned by then, were it not waiting
