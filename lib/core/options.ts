@@ -288,6 +288,8 @@ const OFF_WORK_KEYS: ReadonlySet<string> = new Set(['id', 'wait']);
 export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: string | undefined; wait: boolean } {
   const o = record('options', options);
   noUnknownKeys('options', o, OFF_WORK_KEYS);
+  // null is refused, not read as "no id": a missing id by mistake must not stop every loop of the queue
+  if (o.id === null) throw new InvalidOptionError('options.id', 'a loop id (a string of 1 to 200 characters)', null);
   const id = optKey('options.id', o.id, 200);
   if (id !== undefined) queueName('name', nameOrId);
   else if (typeof nameOrId !== 'string' || nameOrId.length === 0)

@@ -88,8 +88,8 @@ describe('offWork options', () => {
     await q.offWork(name, { id: a, wait: false });
     await q.startWorking(name);
     expect(q.workerCount).toBe(1);
-    // the loop left is b's: offWork by b's id (a held loop's first id) stops it
-    await q.offWork(b);
+    // the loop left is b's, restarted with a new run id: the queue and b's first id still stop it
+    await q.offWork(name, { id: b });
     expect(q.workerCount).toBe(0);
   });
 
@@ -100,6 +100,7 @@ describe('offWork options', () => {
       [name, { wait: 'no' }, 'options.wait'],
       [name, { id: '' }, 'options.id'],
       [name, { id: 5 }, 'options.id'],
+      [name, { id: null }, 'options.id'],
       [name, { idd: 'x' }, 'options.idd'],
       [name, 'x', 'options'],
       ['not a queue name!', { id: 'x' }, 'name'],
