@@ -56,22 +56,11 @@ export async function migrate(
   stopped: () => boolean = () => false,
 ): Promise<MigrationResult> {
   const result = await inTransaction(pool, async (client) => {
-    const [session] = (await client.query<{ lock_ms: number; statement_ms: number }>(sql.sessionTimeouts)).rows;
+    const { lock_ms, statement_ms } = (await client.query<{ lock_ms: number; statement_ms: number }>(sql.sessionTimeouts)).rows[0]!;
     // a slice is a statement: under half the role's statement_timeout, as the lock waits are
-    const sliceMs = session!.statement_ms > 0 ? Math.max(1, Math.min(PAUSE_SLICE_MS, session!.statement_ms / 2)) : PAUSE_SLICE_MS;
-    const waitFrom = Date.now();
-    let warnAt = waitFrom + locks.turnWarningMs;
-    while (!(await client.query<{ taken: boolean }>(sql.tryLockMigrations, [schema])).rows[0]!.taken) {
-      if (Date.now() >= warnAt) {
-        warnAt += locks.turnWarningMs;
-        const holders = (await client.query<{ pid: number }>(sql.migrationTurnHolders, [schema])).rows.map((r) => r.pid);
-        log?.warn(
-          `schema ${schema}: waiting ${Math.round((Date.now() - waitFrom) / 1000)} s for the turn to migrate, held by ${holders.length > 0 ? `the session of pid ${holders.join(', ')}` : 'a session that has just let it go'} (pg_stat_activity says what it runs)`,
-        );
-      }
-      await pause(client, sliceMs, sliceMs, stopped);
-    }
-    const timeoutMs = tryTimeoutMs(locks.lockTimeoutMs, session!.lock_ms, session!.statement_ms);
+    const sliceMs = statement_ms > 0 ? Math.max(1, Math.min(PAUSE_SLICE_MS, statement_ms / 2)) : PAUSE_SLICE_MS;
+    await awaitTurn(client, schema, sliceMs, locks.turnWarningMs, stopped, log);
+    const timeoutMs = tryTimeoutMs(locks.lockTimeoutMs, lock_ms, statement_ms);
     await client.query(sql.setMigrationLockTimeout, [`${timeoutMs}ms`]);
     for (let attempt = 1; ; attempt++) {
       await client.query(sql.beginMigrationTry);
@@ -122,6 +111,33 @@ export function lockWait(err: unknown, timeoutMs: number): string | null {
   if (state === SQLSTATE.lockNotAvailable) return `waited more than ${timeoutMs} ms for a lock another session holds on its tables`;
   if (state === SQLSTATE.deadlockDetected) return 'was ended by the server to break a deadlock with another session';
   return null;
+}
+
+/**
+ * Takes the schema's advisory lock, asking every `sliceMs` (sql/migrate.ts, tryLockMigrations); warns every
+ * `warningMs` with the pid of the session that holds it; throws QUEUE_CLOSED once `stopped`.
+ */
+async function awaitTurn(
+  client: pg.PoolClient,
+  schema: string,
+  sliceMs: number,
+  warningMs: number,
+  stopped: () => boolean,
+  log: QueueLogger | undefined,
+): Promise<void> {
+  const waitFrom = Date.now();
+  let warnAt = waitFrom + warningMs;
+  while (!(await client.query<{ taken: boolean }>(sql.tryLockMigrations, [schema])).rows[0]!.taken) {
+    if (Date.now() >= warnAt) {
+      warnAt += warningMs;
+      const holders = (await client.query<{ pid: number }>(sql.migrationTurnHolders, [schema])).rows.map((r) => r.pid);
+      const heldBy = holders.length > 0 ? `the session of pid ${holders.join(', ')}` : 'a session that has just let it go';
+      log?.warn(
+        `schema ${schema}: waiting ${Math.round((Date.now() - waitFrom) / 1000)} s for the turn to migrate, held by ${heldBy} (pg_stat_activity says what it runs)`,
+      );
+    }
+    await pause(client, sliceMs, sliceMs, stopped);
+  }
 }
 
 /** The installer's table, then each migration newer than the version it records, each recorded. */

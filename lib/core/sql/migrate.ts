@@ -3,18 +3,22 @@
  * bound values; migrationScript writes the same statements out with literals, as one script for a DBA to apply.
  */
 
+/** The first key of the advisory lock that serialises installers of one schema (the second: the schema's hash). */
+const MIGRATION_LOCK = 1885824373;
+
 /** Serialises installers of one schema across every instance booting at once; released at commit. */
-const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(1885824373, hashtext(${schemaValue}))`;
+const lock = (schemaValue: string) => `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(${schemaValue}))`;
 
 /**
- * The lock migrationScript takes, taken only if free ($1 schema name): migrate() asks again between short pauses, so that a waiting
- * instance can stop (close()) and no role's lock_timeout or statement_timeout cuts its wait.
+ * The lock migrationScript takes, taken only if free ($1 schema name): migrate() asks again between short
+ * pauses, so that a waiting instance can stop (close()) and no role's lock_timeout or statement_timeout cuts its
+ * wait.
  */
-export const tryLockMigrations = `SELECT pg_try_advisory_xact_lock(1885824373, hashtext($1)) AS taken`;
+export const tryLockMigrations = `SELECT pg_try_advisory_xact_lock(${MIGRATION_LOCK}, hashtext($1)) AS taken`;
 
 /** The sessions that hold that lock ($1 schema name), in this database. */
 export const migrationTurnHolders = `SELECT pid FROM pg_locks
-WHERE locktype = 'advisory' AND granted AND classid = 1885824373 AND objid = hashtext($1)::oid AND objsubid = 2
+WHERE locktype = 'advisory' AND granted AND classid = ${MIGRATION_LOCK} AND objid = hashtext($1)::oid AND objsubid = 2
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 /** The session's lock_timeout and statement_timeout in milliseconds (0: none); every unit they show in reads as an interval. */
