@@ -1,14 +1,16 @@
-// The dashboard in a real browser (Debian's Chromium, driven by playwright-core): the empty install shows every
-// empty state, the page follows jobs as they flow without a reload, a job's error that is markup stays text and runs
-// nothing, and a database that goes away is said and recovered from. No console error all along.
-import { existsSync, mkdirSync } from 'node:fs';
+// The dashboard in a real browser (Chromium as test/helpers/browser.ts finds it, driven by playwright-core): the
+// empty install shows every empty state, the page follows jobs as they flow without a reload, a job's error that is
+// markup stays text and runs nothing, and a database that goes away is said and recovered from. No console error
+// all along.
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
 import { QueueDashboardModule } from 'nestjs-pgqueue/dashboard';
+import { launchBrowser } from '../helpers/browser.js';
 import { dropSchema, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -18,7 +20,6 @@ declare const document: {
   querySelector(selector: string): { getAttribute(name: string): string | null } | null;
 };
 
-const CHROMIUM = '/usr/bin/chromium';
 /** Where the screenshots go: PGQUEUE_SCREENSHOTS, else a folder of the system's temporary directory. */
 const SHOTS = process.env.PGQUEUE_SCREENSHOTS ?? join(tmpdir(), 'pgqueue-screenshots');
 
@@ -40,8 +41,6 @@ async function welcome(job: Job<{ error?: string }>) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
   const db = new URL(testUrl());
   proxy = await tcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
   db.hostname = '127.0.0.1';
@@ -56,7 +55,7 @@ beforeAll(async () => {
   app = await NestFactory.create(App, { logger: false });
   await app.listen(0, '127.0.0.1');
   url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/queues`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
