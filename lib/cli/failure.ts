@@ -11,7 +11,10 @@ export const EXIT = {
   failed: 1,
   /** The command line is wrong: an unknown command or option, a value out of range, no database URL. */
   usage: 2,
-  /** The database: not reachable, the login refused, no such database, a lock held past the migration's tries, or a statement it failed. */
+  /**
+   * The database: not reachable, the login refused, no such database, a server older than PostgreSQL 15, a lock held
+   * past the migration's tries, or a statement it failed.
+   */
   database: 3,
 } as const;
 
@@ -21,8 +24,8 @@ Exit codes:
   0  done
   1  the command ran and could not do it: no such queue or job, a job in another state, the schema not installed
   2  usage: an unknown command or option, a value out of range, no database URL
-  3  the database: not reachable, the login refused, no such database, a lock another session held
-     past the migration's tries, or a statement it failed
+  3  the database: not reachable, the login refused, no such database, a server older than
+     PostgreSQL 15, a lock another session held past the migration's tries, or a statement it failed
 
 Results go to stdout (as JSON with --json); messages, warnings and the progress bar to stderr.`;
 
@@ -37,10 +40,17 @@ export class CommandError extends Error {
 }
 
 /**
- * The database codes of startupError (what the database said to a connection, not to a command), and migrate's
- * MIGRATION_LOCK_TIMEOUT: another session held a lock the migration needed.
+ * The database codes of startupError (what the database said to a connection, not to a command), UNSUPPORTED_SERVER
+ * (a server older than the queue runs on, refused by migrate and by every command's look at the schema), and
+ * migrate's MIGRATION_LOCK_TIMEOUT: another session held a lock the migration needed.
  */
-const DATABASE_CODES = new Set(['DATABASE_NOT_FOUND', 'LOGIN_FAILED', 'DATABASE_UNREACHABLE', 'MIGRATION_LOCK_TIMEOUT']);
+const DATABASE_CODES = new Set([
+  'DATABASE_NOT_FOUND',
+  'LOGIN_FAILED',
+  'DATABASE_UNREACHABLE',
+  'UNSUPPORTED_SERVER',
+  'MIGRATION_LOCK_TIMEOUT',
+]);
 
 /** Errors of this code itself rather than of the database: a bug, reported as a failure, not as the database's. */
 const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];

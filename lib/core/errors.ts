@@ -107,3 +107,18 @@ export class JobStateError extends QueueError {
     super(`job ${id} in queue "${queue}" is ${state}; this needs a job that is ${expected}`, 'JOB_STATE');
   }
 }
+
+/** The PostgreSQL server is older than the oldest the queue runs on; the start refuses it before it changes anything. */
+export class UnsupportedServerError extends QueueError {
+  constructor(
+    /** The server's version, as people write it: `14.11`. */
+    readonly serverVersion: string,
+    /** The oldest major version the queue runs on. */
+    readonly requiredVersion: number,
+  ) {
+    super(
+      `PostgreSQL ${serverVersion} is not supported: nestjs-pgqueue needs PostgreSQL ${requiredVersion} or later (its unique keys use NULLS NOT DISTINCT)`,
+      'UNSUPPORTED_SERVER',
+    );
+  }
+}

@@ -6,6 +6,7 @@ import { inTransaction } from './db.js';
 import { QueueError } from './errors.js';
 import { closedError } from './pool-gate.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
+import { unsupportedServer } from './server-version.js';
 import { packageVersion } from './version.js';
 
 /** What `migrate` did: the version found and the version left installed. */
@@ -45,7 +46,8 @@ const PAUSE_SLICE_MS = 250;
  * others then find the version recorded and do nothing. A failure rolls back every step. A lock the DDL cannot
  * get in time (`locks`) undoes the try, with a warning, and it is tried again; after the last try the call fails
  * with a QueueError of code MIGRATION_LOCK_TIMEOUT, and nothing is changed. `stopped` (close() has begun) ends
- * the wait for the turn or the tries with QUEUE_CLOSED.
+ * the wait for the turn or the tries with QUEUE_CLOSED. A server older than PostgreSQL 15 is refused before
+ * anything else, with UnsupportedServerError (UNSUPPORTED_SERVER).
  */
 export async function migrate(
   pool: pg.Pool,
@@ -56,7 +58,9 @@ export async function migrate(
   stopped: () => boolean = () => false,
 ): Promise<MigrationResult> {
   const result = await inTransaction(pool, async (client) => {
-    const { lock_ms, statement_ms } = (await client.query<{ lock_ms: number; statement_ms: number }>(sql.sessionTimeouts)).rows[0]!;
+    const settings = await client.query<{ lock_ms: number; statement_ms: number; server_version_num: number }>(sql.sessionSettings);
+    const { lock_ms, statement_ms, server_version_num } = settings.rows[0]!;
+    refuseUnsupported(server_version_num);
     // a slice is a statement: under half the role's statement_timeout, as the lock waits are
     const sliceMs = statement_ms > 0 ? Math.max(1, Math.min(PAUSE_SLICE_MS, statement_ms / 2)) : PAUSE_SLICE_MS;
     await awaitTurn(client, schema, sliceMs, locks.turnWarningMs, stopped, log);
@@ -91,6 +95,12 @@ export async function migrate(
   if (result.to !== result.from) log?.log(`schema ${schema} migrated from version ${result.from} to ${result.to}`);
   if (result.from > LATEST_VERSION) log?.warn(`schema ${schema} is at version ${result.from}, newer than this code (${LATEST_VERSION})`);
   return result;
+}
+
+/** Throws UnsupportedServerError for a server older than the queue supports (server-version.ts). */
+function refuseUnsupported(serverVersionNum: number): void {
+  const refused = unsupportedServer(serverVersionNum);
+  if (refused) throw refused;
 }
 
 /**
@@ -166,10 +176,12 @@ async function pause(client: pg.PoolClient, ms: number, sliceMs: number, stopped
 
 /**
  * The schema version installed in `schema` (`schemaIdent` quoted): 0 when nothing is (not even the installer's
- * table). Reads only: a tool that must not install anything checks with this what it may run.
+ * table). Reads only: a tool that must not install anything checks with this what it may run. A server older than
+ * the queue supports is refused with UnsupportedServerError, as migrate() refuses it.
  */
 export async function installedVersion(db: pg.Pool | pg.ClientBase, schema: string, schemaIdent: string): Promise<number> {
-  const [presence] = (await db.query<{ present: boolean }>(sql.migrationsTablePresent, [schema])).rows;
+  const [presence] = (await db.query<{ present: boolean; server_version_num: number }>(sql.migrationsTablePresent, [schema])).rows;
+  refuseUnsupported(presence!.server_version_num);
   if (!presence!.present) return 0;
   return (await db.query<{ version: number }>(sql.selectInstalledVersion(schemaIdent))).rows[0]!.version;
 }

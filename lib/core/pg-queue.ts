@@ -79,7 +79,10 @@ export class PgQueue extends JobCalls {
     return this.units.runtime.migration;
   }
 
-  /** Connects and installs the tables (when `migrate`); idempotent, and called by every method. */
+  /**
+   * Connects and installs the tables (when `migrate`); idempotent, and called by every method. A server older than
+   * PostgreSQL 15 is refused, with `migrate` on or off, with UnsupportedServerError (UNSUPPORTED_SERVER).
+   */
   start(): Promise<void> {
     return this.units.runtime.start();
   }

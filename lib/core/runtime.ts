@@ -76,7 +76,10 @@ export class Runtime {
     return this.closingFlag;
   }
 
-  /** Connects and installs the tables (when `migrate`); idempotent. Rejects once close() has begun. */
+  /**
+   * Connects and installs the tables (when `migrate`); idempotent. Rejects once close() has begun, and on a server
+   * older than the queue supports (migrate() and installedVersion() read its version in their first statement).
+   */
   start(): Promise<void> {
     if (this.closingFlag) return Promise.reject(closedError());
     this.starting ??= this.open().catch(async (err) => {

@@ -5,6 +5,7 @@ import { CommandError, describeFailure, EXIT, UsageError } from '../../lib/cli/f
 import type { CliIo } from '../../lib/cli/io.js';
 import { run } from '../../lib/cli/program.js';
 import { InvalidOptionError, JobStateError, QueueError, QueueNotFoundError } from '../../lib/core/errors.js';
+import { unsupportedServer } from '../../lib/core/server-version.js';
 
 /** An io that keeps what was written, with the environment given. */
 function memoryIo(env: Record<string, string> = {}): CliIo & { stdout: string; stderr: string } {
@@ -66,6 +67,10 @@ describe('exit codes', () => {
     expect(describeFailure(new JobStateError('emails', '4', 'completed', 'failed')).exitCode).toBe(EXIT.failed);
     expect(describeFailure(new QueueError('no PostgreSQL answers', 'DATABASE_UNREACHABLE')).exitCode).toBe(EXIT.database);
     expect(describeFailure(new QueueError('the migration waited', 'MIGRATION_LOCK_TIMEOUT')).exitCode).toBe(EXIT.database);
+    expect(describeFailure(unsupportedServer(140011)!)).toEqual({
+      exitCode: EXIT.database,
+      message: 'PostgreSQL 14.11 is not supported: nestjs-pgqueue needs PostgreSQL 15 or later (its unique keys use NULLS NOT DISTINCT)',
+    });
     const refused = describeFailure(Object.assign(new Error(''), { code: 'ECONNREFUSED' }));
     expect(refused).toEqual({
       exitCode: EXIT.database,

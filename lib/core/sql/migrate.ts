@@ -21,9 +21,13 @@ export const migrationTurnHolders = `SELECT pid FROM pg_locks
 WHERE locktype = 'advisory' AND granted AND classid = ${MIGRATION_LOCK} AND objid = hashtext($1)::oid AND objsubid = 2
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
-/** The session's lock_timeout and statement_timeout in milliseconds (0: none); every unit they show in reads as an interval. */
-export const sessionTimeouts = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS lock_ms,
-  (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::float8 AS statement_ms`;
+/**
+ * The session's lock_timeout and statement_timeout in milliseconds (0: none; every unit they show in reads as an
+ * interval), and the server's version, which migrate() checks before it changes anything (server-version.ts).
+ */
+export const sessionSettings = `SELECT (extract(epoch FROM current_setting('lock_timeout')::interval) * 1000)::float8 AS lock_ms,
+  (extract(epoch FROM current_setting('statement_timeout')::interval) * 1000)::float8 AS statement_ms,
+  current_setting('server_version_num')::int AS server_version_num`;
 
 /**
  * The migrations' DDL waits at most this long ($1, e.g. '5000ms') for each lock it needs: a lock request that
@@ -59,8 +63,12 @@ const record = (s: string, version: string, name: string) => `INSERT INTO ${s}.m
 /** $1 version, $2 name */
 export const recordMigration = (s: string) => record(s, '$1', '$2');
 
-/** Whether the schema named $1 holds the installer's table (without it, nothing is installed there). */
-export const migrationsTablePresent = `SELECT to_regclass(format('%I.migrations', $1::text)) IS NOT NULL AS present`;
+/**
+ * Whether the schema named $1 holds the installer's table (without it, nothing is installed there), and the server's
+ * version, which installedVersion() checks (server-version.ts).
+ */
+export const migrationsTablePresent = `SELECT to_regclass(format('%I.migrations', $1::text)) IS NOT NULL AS present,
+  current_setting('server_version_num')::int AS server_version_num`;
 
 /**
  * A string as an SQL literal. Only for the script below, whose values are the schema name (validated when the
