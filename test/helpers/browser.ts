@@ -35,6 +35,11 @@ export interface BrowserChoice {
 /** Debian's Chromium when present, else the packaged one (unpacked on first use, about 2 s and 210 MB in the temp folder). */
 export async function chooseBrowser(): Promise<BrowserChoice> {
   if (existsSync(DEBIAN_CHROMIUM)) return { executablePath: DEBIAN_CHROMIUM, args: DEBIAN_ARGS, source: 'debian' };
+  // the npm package ships only a Linux x64 binary (its README: arm64 comes as a separate download)
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    throw new Error(
+      `no browser: ${DEBIAN_CHROMIUM} is missing, and @sparticuz/chromium ships Chromium for Linux x64 only (this is ${process.platform} ${process.arch})`,
+    );
   const { default: packaged } = await import('@sparticuz/chromium');
   const version = packagedVersion();
   return {
