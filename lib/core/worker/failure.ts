@@ -1,15 +1,32 @@
 // What a failed attempt records about a handler's throw: the error as jsonb can store it, with what the thrower
 // gave (an error's own fields and cause, a value that is not an Error), and whether and when the job may run again.
 // Pure: the worker and fail() by hand both use it. It never throws, whatever was thrown (a Proxy, throwing getters):
-// a throw here would leave the attempt unsettled until its lease ran out.
+// a throw here would leave the attempt unsettled until its lease ran out. It keeps no credentials (secrets.ts), and
+// the record fits in MAX_ERROR_BYTES (error-size.ts).
 import { PermanentJobError } from '../errors.js';
-import { cutText, describeSized, ownKeys, put, safely, storableValue, textOf, whyUnreadable, type Budget } from './storable.js';
+import { fitError } from './error-size.js';
+import { isSecretKey, masks, REDACTED } from './secrets.js';
+import {
+  cutText,
+  describeSized,
+  keptField,
+  maskedText,
+  ownKeys,
+  put,
+  safely,
+  storableValue,
+  textOf,
+  whyUnreadable,
+  type Budget,
+} from './storable.js';
 
 /**
  * What a failed attempt stores, and how it asks to be retried. `error` holds `name`, `message`, `stack` (an Error's),
  * `retryCount`, the thrown error's own enumerable fields (`code`, `statusCode`, `details`, …) and its `cause`; for a
  * throw that is not an Error, `thrown` (its JavaScript type) and `value` (it, as stored; a plain object's fields are
- * kept as an error's are instead).
+ * kept as an error's are instead). Without `config`, `request`, `response` and `headers` (a response's numeric
+ * `status` is kept as `status` when the error has none), sockets, and with the values of secret-looking keys masked
+ * (secrets.ts); at most MAX_ERROR_BYTES as JSON.
  */
 export interface FailureInfo {
   error: { name: string; message: string; stack?: string; retryCount?: number; [field: string]: unknown };
@@ -70,20 +87,21 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
       ? thrown
       : (text(rawMessage) ??
         `non-Error thrown: ${JSON.stringify(byFields ? fields : storableValue(thrown, { left: 200 })) ?? typeof thrown}`);
-  const error: FailureInfo['error'] = { name: cutText(text(rawName) ?? 'Error', NAME_MAX), message: cutText(message, MESSAGE_MAX) };
+  const error: FailureInfo['error'] = { name: cutText(text(rawName) ?? 'Error', NAME_MAX), message: maskedText(message, MESSAGE_MAX) };
   // V8 writes an Error's stack when it is first read, from its name and message: when either is not text (a
   // Buffer, say), reading it would convert that in full, so it is left out.
   const stack = isError && typeof rawName === 'string' && typeof rawMessage === 'string' ? read('stack') : undefined;
   if (typeof stack === 'string') {
     error.stack = stack
       .split('\n', STACK_LINES)
-      .map((line) => cutText(line, STACK_LINE_MAX))
+      .map((line) => maskedText(line, STACK_LINE_MAX))
       .join('\n');
   }
   error.retryCount = retryCount;
   for (const key of Object.keys(fields)) put(error, key, fields[key]);
   const cause = isError ? read('cause') : undefined;
-  if (cause !== undefined) error.cause = storableValue(cause, budget);
+  // a cause is taken for an error whatever it is: an HTTP client's error may come wrapped, or as a plain object
+  if (cause !== undefined) error.cause = storableValue(cause, budget, 0, new WeakSet(), true);
   if (!isError) {
     error.thrown = thrown === null ? 'null' : Array.isArray(thrown) ? 'array' : typeof thrown;
     // A plain object's fields are kept above; any other value is kept as it is.
@@ -91,7 +109,7 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   }
   const retryAfter = read('retryAfterSeconds');
   return {
-    error,
+    error: fitError(error),
     permanent: thrown instanceof PermanentJobError || read('retryable') === false,
     retryAfterSeconds:
       typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0
@@ -103,6 +121,8 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
 /**
  * Copies the own enumerable fields of what was thrown into the record, made storable: each within FIELD_MAX, all
  * within the budget; a field that finds the budget spent is left out (and counted), and the next is still tried.
+ * What was thrown is taken for an error whatever it is (an HTTP client may throw a plain object): its `config`,
+ * `request`, `response` and `headers` are left out (keptField), and the values of its secret-looking keys masked.
  */
 function copyFields(error: Record<string, unknown>, object: Record<string, unknown>, budget: Budget): void {
   let left = 0;
@@ -112,6 +132,10 @@ function copyFields(error: Record<string, unknown>, object: Record<string, unkno
   if (more) keys.pop();
   for (const key of keys) {
     if (RESERVED.has(key)) continue;
+    if (!keptField(key, true)) {
+      if (key === 'response') keepStatus(error, object);
+      continue;
+    }
     const name = cutText(key, NAME_MAX);
     const share: Budget = { left: Math.min(FIELD_MAX, budget.left - name.length) };
     if (share.left <= 0) {
@@ -119,14 +143,32 @@ function copyFields(error: Record<string, unknown>, object: Record<string, unkno
       continue;
     }
     const before = share.left;
-    const value = storableValue(
-      safely(() => object[key], whyUnreadable),
-      share,
-    );
+    const raw = safely(() => object[key], whyUnreadable);
+    const value = isSecretKey(key) && masks(raw) ? REDACTED : storableValue(raw, share);
     budget.left -= before - share.left;
     if (value === undefined) continue;
     budget.left -= name.length;
     put(error, name, value);
   }
   if (left > 0 || more) put(error, '…', `${left > 0 ? `${left} field(s)${more ? ' and more' : ''}` : 'more fields'} not stored`);
+}
+
+/**
+ * The HTTP status of a response that is not stored (an HTTP client's error, whose own `status` older clients do not
+ * set), as the record's `status`, when the thrown value has no `status` of its own: what failed stays readable.
+ */
+function keepStatus(error: Record<string, unknown>, object: Record<string, unknown>): void {
+  if (
+    Object.hasOwn(error, 'status') ||
+    safely(
+      () => Object.hasOwn(object, 'status'),
+      () => true,
+    )
+  )
+    return;
+  const status = safely(
+    () => (object.response as { status?: unknown } | null | undefined)?.status,
+    () => undefined,
+  );
+  if (typeof status === 'number' && Number.isInteger(status)) put(error, 'status', status);
 }

@@ -3,7 +3,9 @@
 // (failure.ts). Nothing here throws, and nothing converts or walks more than it keeps: a thrown value may be a
 // Proxy, carry throwing getters, hold a 50 MB Buffer or share one array from many places, and this runs on the
 // worker's event loop. (Listing an object's own keys is the one walk JavaScript cannot bound: an object with a
-// million own keys costs a second or so.)
+// million own keys costs a second or so.) Nor does it keep credentials (secrets.ts): headers, an HTTP client's
+// request and response, sockets, and values under secret-looking keys are left out or masked as it walks.
+import { describeEmitter, dropsErrorField, dropsField, isSecretKey, maskUrlPasswords, masks, REDACTED } from './secrets.js';
 
 /** Text as jsonb can store it: NUL written out, lone surrogates replaced (U+FFFD). */
 export function storableText(text: string): string {
@@ -31,6 +33,15 @@ export function cutText(text: string, max: number): string {
   }
 }
 
+/**
+ * cutText of `text` with the passwords of its URLs masked (maskUrlPasswords). The mask reads a little past the cut
+ * (MASK_LOOKAHEAD), never the whole of a long text.
+ */
+export function maskedText(text: string, max: number): string {
+  const head = text.length > max + MASK_LOOKAHEAD ? text.slice(0, max + MASK_LOOKAHEAD) : text;
+  return cutText(maskUrlPasswords(head), max);
+}
+
 /** Reads `read()`, or what `fallback` makes of its throw: a getter, a Proxy trap or a conversion may throw. */
 export function safely<T>(read: () => T, fallback: (err: unknown) => T): T {
   try {
@@ -56,6 +67,11 @@ const MAX_ENTRIES = 50;
 /** Characters (as JSON) kept of one string value, and of one key. */
 const MAX_STRING = 2_000;
 const MAX_KEY = 200;
+/**
+ * Characters past a cut that the mask of URL passwords still reads, so that a cut falling inside a URL's password
+ * cannot keep its start (maskedText).
+ */
+const MASK_LOOKAHEAD = 256;
 /** Digits past which a bigint is described rather than written out (writing it costs more than its size). */
 const BIGINT_LIMIT = 10n ** 100n;
 
@@ -71,18 +87,27 @@ const VISIT = 2;
 
 /**
  * `value` as JSON that jsonb stores, within `budget`: strings made storable and cut (MAX_STRING, and what the budget
- * leaves); numbers that JSON cannot hold (NaN, Infinity) as text; a bigint as text up to 100 digits; a Date as ISO
- * text; a value with its own `toJSON` (Decimal, a Luxon date) as what that returns; an Error as its name, message
- * and own fields; a Buffer, typed array or ArrayBuffer as its kind and size; a Map or Set as an array of its
- * entries; cycles as "[Circular]"; functions and symbols left out (undefined). Objects and arrays are followed
- * MAX_DEPTH deep and keep MAX_ENTRIES entries. Never throws: what cannot be read is described (whyUnreadable).
+ * leaves, URL passwords masked); numbers that JSON cannot hold (NaN, Infinity) as text; a bigint as text up to 100
+ * digits; a Date as ISO text; a value with its own `toJSON` (Decimal, a Luxon date) as what that returns, but an
+ * Error as its name, message and own fields (an HTTP client's error's toJSON returns its request's settings); a
+ * Buffer, typed array or ArrayBuffer as its kind and size; a socket or other event emitter as its kind; a Map or Set
+ * as an array of its entries; cycles as "[Circular]"; functions and symbols left out (undefined). Objects and arrays
+ * are followed MAX_DEPTH deep and keep MAX_ENTRIES entries. What may hold credentials is not kept (keptField); with
+ * `errorLike`, `value` itself is taken for an error whatever it is (a cause). Never throws: what cannot be read is
+ * described (whyUnreadable).
  */
-export function storableValue(value: unknown, budget: Budget, depth = 0, seen: WeakSet<object> = new WeakSet()): unknown {
+export function storableValue(
+  value: unknown,
+  budget: Budget,
+  depth = 0,
+  seen: WeakSet<object> = new WeakSet(),
+  errorLike = false,
+): unknown {
   budget.left -= VISIT;
   if (budget.left < 0) return '[…]';
   switch (typeof value) {
     case 'string':
-      return spend(cutText(value, Math.min(MAX_STRING, budget.left)), budget);
+      return spend(maskedText(value, Math.min(MAX_STRING, budget.left)), budget);
     case 'number':
       budget.left -= 8;
       return Number.isFinite(value) ? value : String(value);
@@ -99,7 +124,7 @@ export function storableValue(value: unknown, budget: Budget, depth = 0, seen: W
   }
   if (value === null) return null;
   return safely(
-    () => storableObject(value, budget, depth, seen),
+    () => storableObject(value, budget, depth, seen, errorLike),
     (err) => spend(whyUnreadable(err), budget),
   );
 }
@@ -110,32 +135,33 @@ function spend(text: string, budget: Budget): string {
   return text;
 }
 
-function storableObject(object: object, budget: Budget, depth: number, seen: WeakSet<object>): unknown {
+/** `errorLike`: the object is taken for an error even when it is none (a cause: keptField). */
+function storableObject(object: object, budget: Budget, depth: number, seen: WeakSet<object>, errorLike: boolean): unknown {
   if (object instanceof Date) return storableValue(Number.isNaN(object.getTime()) ? 'Invalid Date' : object.toISOString(), budget);
   const sized = describeSized(object);
   if (sized !== null) return spend(sized, budget);
+  const emitter = describeEmitter(object);
+  if (emitter !== null) return spend(emitter, budget);
   if (seen.has(object)) return spend('[Circular]', budget);
   if (depth >= MAX_DEPTH) return spend(Array.isArray(object) ? '[an array]' : '[an object]', budget);
+  const isError = object instanceof Error;
   const toJSON = (object as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === 'function') return storableValue(toJSON.call(object) as unknown, budget, depth + 1, seen);
+  if (typeof toJSON === 'function' && !isError) return storableValue(toJSON.call(object) as unknown, budget, depth + 1, seen);
   seen.add(object);
   try {
     if (Array.isArray(object)) return storableList(object.slice(0, MAX_ENTRIES + 1), budget, depth, seen);
-    if (object instanceof Map) return storableList(firstOf(object.entries(), MAX_ENTRIES + 1), budget, depth, seen);
+    if (object instanceof Map) return storableList(maskedEntries(firstOf(object.entries(), MAX_ENTRIES + 1)), budget, depth, seen);
     if (object instanceof Set) return storableList(firstOf(object.values(), MAX_ENTRIES + 1), budget, depth, seen);
     const out: Record<string, unknown> = {};
-    if (object instanceof Error) {
+    if (isError) {
       put(out, 'name', storableValue(textOf(safely(() => object.name, whyUnreadable)), budget));
       put(out, 'message', storableValue(textOf(safely(() => object.message, whyUnreadable)), budget));
     }
     const keys = ownKeys(object, MAX_ENTRIES + 1);
     for (const key of keys.slice(0, MAX_ENTRIES)) {
-      const field = storableValue(
-        safely(() => (object as Record<string, unknown>)[key], whyUnreadable),
-        budget,
-        depth + 1,
-        seen,
-      );
+      if (!keptField(key, isError || errorLike)) continue;
+      const raw = safely(() => (object as Record<string, unknown>)[key], whyUnreadable);
+      const field = isSecretKey(key) && masks(raw) ? REDACTED : storableValue(raw, budget, depth + 1, seen);
       if (field === undefined) continue;
       put(out, spend(cutText(key, MAX_KEY), budget), field);
     }
@@ -144,6 +170,24 @@ function storableObject(object: object, budget: Budget, depth: number, seen: Wea
   } finally {
     seen.delete(object);
   }
+}
+
+/**
+ * Whether the field `key` of an object is stored: never `headers`, and for an error (or an object thrown as one:
+ * failure.ts) never `config`, `request` or `response` (secrets.ts, dropsErrorField).
+ */
+export function keptField(key: string, errorLike: boolean): boolean {
+  return !dropsField(key) && !(errorLike && dropsErrorField(key));
+}
+
+/** A Map's entries with the values of secret-looking string keys masked, and `headers` left out (as an object's). */
+function maskedEntries(entries: [unknown, unknown][]): [unknown, unknown][] {
+  const out: [unknown, unknown][] = [];
+  for (const [key, value] of entries) {
+    if (typeof key !== 'string') out.push([key, value]);
+    else if (!dropsField(key)) out.push([key, isSecretKey(key) && masks(value) ? REDACTED : value]);
+  }
+  return out;
 }
 
 /** A Buffer, typed array, DataView or ArrayBuffer as its kind and size (never its bytes); null for anything else. */
