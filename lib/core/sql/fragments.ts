@@ -51,10 +51,22 @@ export const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.da
  */
 export const LAST_ERROR = (e: string) => `jsonb_build_object('error', ${e}, 'on', now(), 'attempt', j.retry_count + 1)`;
 
-/** Appends one attempt's error (`e`) to a job's output: output.error is the latest, output.errors all of them. */
+/**
+ * Errors of attempts a job keeps in output.errors: the most recent (docs/guide.md, "Working"). A job may fail without
+ * end (a high retryLimit, retry() again and again), and every failure rewrites its output.
+ */
+export const MAX_KEPT_ERRORS = 20;
+
+/**
+ * Appends one attempt's error (`e`) to a job's output: output.error is the latest, output.errors the MAX_KEPT_ERRORS
+ * most recent. The history is cut in the statement that appends, so a job's output stays bounded however often it
+ * fails (a job written before the cut existed loses its oldest errors at its next failure). jsonpath's `last - n`
+ * past the start of a shorter array is no error in lax mode: it yields the elements there are.
+ */
 export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'error', ${e},
-    'errors', coalesce(j.output -> 'errors', '[]'::jsonb) || jsonb_build_array(${e}))`;
+    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - ${MAX_KEPT_ERRORS - 2} to last]')
+      || jsonb_build_array(${e}))`;
 
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
