@@ -6,7 +6,7 @@ import { parseSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import type { ScheduleInfo, ScheduleOptions } from './types.js';
-import { oneOf, queueName, record, toJson } from './validate.js';
+import { oneOf, queueName, record, storableKey, toJson } from './validate.js';
 
 /** A schedule a `@QueueHandler` declares: its expression and data, and the options of schedule(). */
 export interface DeclaredSchedule extends ScheduleOptions {
@@ -64,6 +64,7 @@ export function parseSchedule(
   const slots = parseCron(field === 'options' ? 'cron' : `${field}.cron`, cron, zone);
   if (key !== undefined && (typeof key !== 'string' || key.length > KEY_MAX))
     throw new InvalidOptionError(`${field}.key`, `a string of at most ${KEY_MAX} characters`, key);
+  if (typeof key === 'string') storableKey(`${field}.key`, key);
   if (send.startAfter !== undefined)
     throw new InvalidOptionError(`${field}.startAfter`, "left out: each job starts at its schedule's slot", send.startAfter);
   if (send.db !== undefined)
@@ -110,6 +111,7 @@ export class Schedules {
   async unschedule(name: string, key = ''): Promise<boolean> {
     queueName('name', name);
     if (typeof key !== 'string') throw new InvalidOptionError('key', `a string of at most ${KEY_MAX} characters`, key);
+    storableKey('key', key);
     const exec = await this.rt.db();
     return (await exec.query(this.rt.statements.deleteSchedule, [name, key])).length > 0;
   }

@@ -52,12 +52,24 @@ export function queueName(field: string, value: unknown): string {
   return value;
 }
 
-/** A non-empty string of at most `max` characters, or undefined. */
+/**
+ * A non-empty string of at most `max` characters, or undefined. A key is stored in a text column and compared: a NUL
+ * character is refused (PostgreSQL's text cannot hold one, and the driver's error would say nothing of the field), and
+ * so is a lone UTF-16 surrogate (the driver would store U+FFFD instead, and two keys would become one).
+ */
 export function optKey(field: string, value: unknown, max = 1000): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > max) {
     throw new InvalidOptionError(field, `a string of 1 to ${max} characters`, value);
   }
+  storableKey(field, value);
+  return value;
+}
+
+/** `value`, a string stored as text, refused (InvalidOptionError naming `field`) when PostgreSQL cannot store it as given. */
+export function storableKey(field: string, value: string): string {
+  const bad = badJsonbText(value);
+  if (bad !== null) throw new InvalidOptionError(field, 'text without NUL characters (\\u0000) or lone UTF-16 surrogates', value);
   return value;
 }
 
@@ -78,19 +90,57 @@ export function noUnknownKeys(field: string, value: Record<string, unknown>, kno
 }
 
 /**
+ * Deepest nesting of arrays and objects accepted in a job's data (or a handler's output): deeper, Node's JSON.stringify
+ * and PostgreSQL's jsonb parser (whose limit follows max_stack_depth) run out of stack, as a RangeError or a 54001
+ * that names no field. 10,000 levels failed both on the machine of docs/options.md; 1,000 passed both.
+ */
+export const MAX_PAYLOAD_DEPTH = 1_000;
+
+/** What a payload nested past MAX_PAYLOAD_DEPTH must be. */
+const DEPTH_EXPECTED = `JSON nested at most ${MAX_PAYLOAD_DEPTH} levels deep (arrays and objects)`;
+
+/**
  * Serialises a job's data (or a handler's output) to JSON text, refusing what JSON.stringify would
- * silently change or drop at the top level: BigInt, cycles, functions, symbols, non-finite numbers.
+ * silently change or drop at the top level: BigInt, cycles, functions, symbols, non-finite numbers; and what
+ * PostgreSQL's jsonb refuses: NUL characters and lone surrogates, in strings and keys, and in what a `toJSON`
+ * returns; nesting deeper than MAX_PAYLOAD_DEPTH. One walk, one JSON.stringify, one byte count: the text a
+ * `toJSON` made is searched only when the walk met one (other than a Date's).
  */
 export function toJson(field: string, value: unknown, maxBytes?: number): string | null {
   if (value === undefined || value === null) return null;
-  if (!storableJson(value, [])) throw new InvalidPayloadError(field, findNonJson(value, new Set()) ?? 'a value JSON cannot hold');
-  const text = JSON.stringify(value);
+  const walk: Walk = { ancestors: [], ownJson: false, tooDeep: false };
+  if (!storableJson(value, walk)) {
+    throw walk.tooDeep
+      ? new InvalidPayloadError(field, `deeper nesting at ${pathOf(walk.ancestors)}`, DEPTH_EXPECTED)
+      : new InvalidPayloadError(field, findNonJson(value, new Set()) ?? 'a value JSON cannot hold');
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    // only a toJSON's result was not walked: it may nest too deep (RangeError), hold a BigInt, or throw
+    if (err instanceof RangeError)
+      throw new InvalidPayloadError(field, 'deeper nesting in what a toJSON() method returned', DEPTH_EXPECTED);
+    throw new InvalidPayloadError(field, `what a toJSON() method returned, which JSON.stringify refused (${(err as Error).message})`);
+  }
+  if (walk.ownJson && ESCAPED_UNSTORABLE.test(text)) {
+    throw new InvalidPayloadError(
+      field,
+      'a NUL character (\\u0000) or a lone UTF-16 surrogate in what a toJSON() method returned, which PostgreSQL cannot store',
+    );
+  }
   if (maxBytes !== undefined) {
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > maxBytes) throw new PayloadTooLargeError(field, maxBytes, bytes);
   }
   return text;
 }
+
+/**
+ * In JSON.stringify's text, the escape of a NUL or of a surrogate (an escaped backslash before `u` does not count).
+ * JSON.stringify writes a surrogate pair as it is and escapes only a lone half, so any such escape is one.
+ */
+const ESCAPED_UNSTORABLE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/;
 
 /** What PostgreSQL's jsonb refuses in a string: a NUL character, or half of a surrogate pair. */
 function badJsonbText(text: string): string | null {
@@ -100,11 +150,23 @@ function badJsonbText(text: string): string | null {
 }
 
 /**
- * True when findNonJson would find nothing: the same walk without building paths and entry lists, which
- * were most of the cost of an insert of 1,000 small jobs in Node (a CPU profile: findNonJson 49 ms of 320).
- * A value it refuses goes through findNonJson for the message.
+ * The state of storableJson's walk: the objects and arrays above the value (for cycles, and their count is the
+ * depth), whether it met a value with its own `toJSON` (other than a Date), whose result it did not walk, and whether
+ * it stopped at MAX_PAYLOAD_DEPTH (`ancestors` then holds the way down).
  */
-function storableJson(value: unknown, ancestors: object[]): boolean {
+interface Walk {
+  ancestors: object[];
+  ownJson: boolean;
+  tooDeep: boolean;
+}
+
+/**
+ * True when findNonJson would find nothing and the value nests at most MAX_PAYLOAD_DEPTH deep: the same walk without
+ * building paths and entry lists, which were most of the cost of an insert of 1,000 small jobs in Node (a CPU
+ * profile: findNonJson 49 ms of 320). A value it refuses goes through findNonJson (or pathOf) for the message. The
+ * depth bounds its recursion, and findNonJson's, which stops at the same first problem.
+ */
+function storableJson(value: unknown, walk: Walk): boolean {
   switch (typeof value) {
     case 'string':
       return !value.includes('\u0000') && (value as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -115,18 +177,27 @@ function storableJson(value: unknown, ancestors: object[]): boolean {
     case 'symbol':
       return false;
     case 'object': {
-      if (value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+      if (value === null) return true;
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+        if (!(value instanceof Date)) walk.ownJson = true;
+        return true;
+      }
+      const ancestors = walk.ancestors;
+      if (ancestors.length >= MAX_PAYLOAD_DEPTH) {
+        walk.tooDeep = true;
+        return false;
+      }
       if (ancestors.includes(value)) return false;
       ancestors.push(value);
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!storableJson(value[i], ancestors)) return false;
+        for (let i = 0; i < value.length; i++) if (!storableJson(value[i], walk)) return false;
       } else {
         const record = value as Record<string, unknown>;
         for (const key of Object.keys(record)) {
           const child = record[key];
           if (child === undefined) continue;
           if (key.includes('\u0000') || !(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
-          if (!storableJson(child, ancestors)) return false;
+          if (!storableJson(child, walk)) return false;
         }
       }
       ancestors.pop();
@@ -135,6 +206,21 @@ function storableJson(value: unknown, ancestors: object[]): boolean {
     default:
       return true;
   }
+}
+
+/**
+ * The keys from the payload down the containers `ancestors` (each the child of the one before), for a message: the
+ * first few, then how many in all.
+ */
+function pathOf(ancestors: readonly object[]): string {
+  const keys: string[] = [];
+  for (let i = 1; i < ancestors.length; i++) {
+    const parent = ancestors[i - 1] as Record<string, unknown>;
+    const child = ancestors[i];
+    keys.push(Array.isArray(parent) ? String(parent.indexOf(child)) : (Object.keys(parent).find((k) => parent[k] === child) ?? '?'));
+  }
+  const shown = keys.slice(0, 8).join('.');
+  return keys.length > 8 ? `${shown}… (${keys.length} keys down)` : shown;
 }
 
 function findNonJson(value: unknown, seen: Set<object>, path = ''): string | null {
