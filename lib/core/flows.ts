@@ -7,6 +7,7 @@ import type { Runtime } from './runtime.js';
 import type { Sender } from './sender.js';
 import type { FlowJob, SendOptions } from './types.js';
 import { record } from './validate.js';
+import { put } from './worker/storable.js';
 
 /** The flow call; PgQueue.flow delegates here. */
 export class Flows {
@@ -33,7 +34,8 @@ export class Flows {
             'FLOW_REFUSED',
           );
         }
-        group.forEach((g, i) => (ids[g.ref] = inserted[i]!));
+        // defined, not assigned: a job's ref may be `__proto__`, which an assignment would take for the prototype
+        group.forEach((g, i) => put(ids, g.ref, inserted[i]!));
       }
       const edges = flowEdges(byRef, ids);
       if (edges.length > 0) {

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from './errors.js';
 import { QUEUE_POLICIES, type JobDefaults, type QueueOptions, type QueuePolicy, type SendOptions, type WorkOptions } from './types.js';
 import { MAX_SECONDS, int, noUnknownKeys, nullableInt, oneOf, optBool, optInt, optKey, queueName, record } from './validate.js';
+import { put } from './worker/storable.js';
 
 const STANDARD: QueuePolicy = 'standard';
 
@@ -247,7 +248,8 @@ function parseGroupConcurrency(field: string, value: unknown, max = 100_000): Pa
   let fallback: number | null = null;
   for (const [tier, limit] of Object.entries(o)) {
     if (tier === 'default') fallback = int(`${field}.default`, limit, 1, max);
-    else tiers[optKey(`${field} tier name`, tier, 255)!] = int(`${field}.${tier}`, limit, 1, max);
+    // defined, not assigned: a tier may be named `__proto__`
+    else put(tiers, optKey(`${field} tier name`, tier, 255)!, int(`${field}.${tier}`, limit, 1, max));
   }
   return { default: fallback, tiers };
 }

@@ -33,7 +33,8 @@ export class LocalGroups {
 
   /** The limit of a job of tier `tier` (null: the tier has none). */
   limitOf(tier: string | null | undefined): number | null {
-    return (tier != null ? this.limits.tiers[tier] : undefined) ?? this.limits.default;
+    // own tiers only: a job's tier may be `constructor` or `__proto__`
+    return (tier != null && Object.hasOwn(this.limits.tiers, tier) ? this.limits.tiers[tier] : undefined) ?? this.limits.default;
   }
 
   /** A job's handler takes a slot. */
