@@ -1,5 +1,10 @@
+/** The rejection of withDeadline: its message, written by the caller, says how long was waited and for what. */
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+}
+
 /**
- * `work`, or a rejection with `message` once `ms` have passed without its answer, whichever comes first. The work
+ * `work`, or a rejection (DeadlineError) with `message` once `ms` have passed without its answer, whichever comes first. The work
  * is not cancelled: a late answer (or failure) is dropped. For readers that must answer in time (a health probe, a
  * metrics scrape) while the database hangs.
  */
@@ -7,7 +12,7 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, message: str
   work.catch(() => undefined); // failed after the deadline: nobody waits for it any more
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer = setTimeout(() => reject(new DeadlineError(message)), ms);
   });
   try {
     return await Promise.race([work, deadline]);

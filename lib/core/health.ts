@@ -1,9 +1,12 @@
 // The health check behind QueueHealthIndicator (lib/nest/terminus.ts), free of Nest: it reads what the monitor
 // pass cached on the queue rows and the workers registry (so a probe costs a few small reads, whatever the jobs
 // table holds), bounded by a timeout, and says down, with every reason, when a threshold is breached. It never
-// throws: bad thresholds and an unreachable database are reasons too.
+// throws: bad thresholds and an unreachable database are reasons too, the database's said without its text
+// (publicError: a probe's answer is often public).
 import { InvalidOptionError } from './errors.js';
 import { withDeadline } from './deadline.js';
+import { publicError } from './public-error.js';
+import { put } from './worker/storable.js';
 import type { QueueResult, WorkerInfo } from './types.js';
 import { int, noUnknownKeys, optBool, optInt, queueName, record } from './validate.js';
 
@@ -47,6 +50,7 @@ export interface HealthReport {
   healthy: boolean;
   /** Why it is down, one sentence each (empty when healthy). */
   reasons: string[];
+  /** By queue name: own properties whatever the name (a queue may be named `__proto__` or `constructor`). */
   queues: Record<string, QueueHealth>;
   /** The live instances of the cluster. */
   workers: { id: string; host: string; pid: number; version: string; queues: WorkerInfo['queues']; heartbeatOn: Date }[];
@@ -105,7 +109,8 @@ export function judge(
   for (const name of t.queues ?? []) if (!queues.some((q) => q.name === name)) reasons.push(`queue "${name}" does not exist`);
   for (const q of queues) {
     const failedRecently = t.maxFailedLastMinutes && failed ? (failed.get(q.name) ?? 0) : undefined;
-    report[q.name] = {
+    // defined, not assigned: an assignment to `__proto__` would set the report's prototype and drop the queue
+    put(report, q.name, {
       queued: q.queuedCount,
       ready: q.readyCount,
       active: q.activeCount,
@@ -115,7 +120,7 @@ export function judge(
       unworked: q.unworked,
       paused: q.paused,
       countedOn: q.countedOn,
-    };
+    } satisfies QueueHealth);
     if (t.maxReadyAgeSeconds !== undefined && q.readyOldestSeconds > t.maxReadyAgeSeconds && !q.paused)
       reasons.push(
         `queue "${q.name}": its oldest ready job has waited ${Math.round(q.readyOldestSeconds)} s (maxReadyAgeSeconds ${t.maxReadyAgeSeconds})`,
@@ -162,6 +167,6 @@ export async function checkHealth(source: HealthSource, thresholds?: HealthThres
       })),
     };
   } catch (err) {
-    return { healthy: false, reasons: [err instanceof Error ? err.message : String(err)], queues: {}, workers: [] };
+    return { healthy: false, reasons: [publicError(err)], queues: {}, workers: [] };
   }
 }

@@ -180,7 +180,7 @@ describe('the dashboard sampler', () => {
     }
   });
 
-  it('a database it cannot read is reported, and the last figures stay', async () => {
+  it('a database it cannot read is reported by its code, never its address, and the last figures stay', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('d.down');
     await q.start();
@@ -188,14 +188,20 @@ describe('the dashboard sampler', () => {
     let down = false;
     const sampler = new DashboardSampler({
       statements: rt.statements,
-      connect: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : rt.connect()),
+      // as Node's net module fails a connection
+      connect: () =>
+        down
+          ? Promise.reject(
+              Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED', address: '10.0.0.5', port: 5432 }),
+            )
+          : rt.connect(),
       prepared: rt.namesStatements,
     });
     const good = await sampler.sampleNow();
     expect(good.error).toBeNull();
     down = true;
     const bad = await sampler.sampleNow();
-    expect(bad.error).toBe('connect ECONNREFUSED 127.0.0.1:5432');
+    expect(bad.error).toBe('the database cannot be reached (ECONNREFUSED)');
     expect(bad.queues).toEqual(good.queues);
     down = false;
     expect((await sampler.sampleNow()).error).toBeNull();

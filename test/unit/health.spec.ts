@@ -59,6 +59,15 @@ describe('judging health', () => {
     expect(queues.p).toMatchObject({ paused: true, unworked: true });
   });
 
+  it('keeps a queue named __proto__ or constructor as an own entry of the report', () => {
+    const { queues } = judge([queue('__proto__', { queuedCount: 2 }), queue('constructor')], [], null, {});
+    expect(Object.keys(queues)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(queues)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(queues, '__proto__')?.value).toMatchObject({ queued: 2 });
+    // JSON.parse defines keys as own properties, __proto__ included
+    expect(Object.keys(JSON.parse(JSON.stringify(queues)) as object)).toEqual(['__proto__', 'constructor']);
+  });
+
   it('with named queues, requireWorkers wants a live loop on each, ready jobs or not; an unknown name is a reason', () => {
     const t = { queues: ['a', 'b', 'gone'], requireWorkers: true };
     expect(judge([queue('a'), queue('b')], [worker('a')], null, t).reasons).toEqual([
@@ -91,11 +100,15 @@ describe('checkHealth', () => {
       reasons: ['the database did not answer within 20 ms'],
     });
     const failing = {
-      getQueues: () => Promise.reject(new Error('connection refused')),
+      getQueues: () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' })),
       getWorkers: () => Promise.resolve([]),
       failedSince: () => Promise.resolve(null),
     };
-    await expect(checkHealth(failing)).resolves.toMatchObject({ healthy: false, reasons: ['connection refused'] });
+    // the driver's text names the server: the reason gives its code only (publicError)
+    await expect(checkHealth(failing)).resolves.toMatchObject({
+      healthy: false,
+      reasons: ['the database cannot be reached (ECONNREFUSED)'],
+    });
     await expect(checkHealth(failing, { maxQueued: 'ten' } as never)).resolves.toMatchObject({
       healthy: false,
       reasons: [expect.stringMatching(/thresholds.maxQueued/)],

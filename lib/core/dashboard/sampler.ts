@@ -9,6 +9,7 @@ import { withDeadline } from '../deadline.js';
 import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
 import type { LoopInfo } from '../types.js';
+import { publicError } from '../public-error.js';
 import { packageVersion } from '../version.js';
 import {
   HISTORY_SECONDS,
@@ -259,11 +260,10 @@ export class DashboardSampler {
     };
   }
 
-  /** A sample that could not be read: the last good figures, with why. */
+  /** A sample that could not be read: the last good figures, with why (publicError: no host, user or pid). */
   private failed(err: unknown): DashboardSnapshot {
-    const message = err instanceof Error ? err.message : String(err);
     const base = this.latest ?? emptySnapshot();
-    return { ...base, error: message };
+    return { ...base, error: publicError(err) };
   }
 }
 
