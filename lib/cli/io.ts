@@ -1,5 +1,6 @@
 // Where a command writes and what it reads of its environment: the process's streams when run, strings in tests.
 import type { QueueLogger } from '../core/types.js';
+import { printable } from './printable.js';
 
 /** The command's streams and environment. */
 export interface CliIo {
@@ -31,16 +32,19 @@ export function processIo(): CliIo {
   };
 }
 
-/** The engine's logger for a command: its warnings and errors on stderr; its progress notes are the command's to say. */
+/**
+ * The engine's logger for a command: its warnings and errors on stderr, one line each with control characters escaped
+ * (a warning may quote a stored value or a driver's text); its progress notes are the command's to say.
+ */
 export function cliLogger(io: CliIo): QueueLogger {
   return {
     log: () => undefined,
-    warn: (message) => io.err(`pgqueue: warning: ${message}\n`),
-    error: (message) => io.err(`pgqueue: ${message}\n`),
+    warn: (message) => io.err(`pgqueue: warning: ${printable(message)}\n`),
+    error: (message) => io.err(`pgqueue: ${printable(message)}\n`),
   };
 }
 
-/** `value` as indented JSON on stdout, for scripts (dates as ISO 8601 strings). */
+/** `value` as indented JSON on stdout, for scripts (dates as ISO 8601 strings); JSON escapes its control characters. */
 export function printJson(io: CliIo, value: unknown): void {
   io.out(`${JSON.stringify(value, null, 2)}\n`);
 }

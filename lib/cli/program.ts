@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../core/version.js';
 import { describeFailure, EXIT, EXIT_CODES_HELP } from './failure.js';
 import type { CliIo } from './io.js';
+import { printable, printableLines } from './printable.js';
 import { addJobs } from './jobs.js';
 import { addMigrate } from './migrate.js';
 import { addPauseResume } from './pause.js';
@@ -19,7 +20,8 @@ export function buildProgram(io: CliIo): Command {
     .configureOutput({
       writeOut: (text) => io.out(text),
       writeErr: (text) => io.err(text),
-      outputError: (text, write) => write(text.replace(/^error: /, 'pgqueue: ')),
+      // commander's messages quote the command line, which a script may have built from stored values
+      outputError: (text, write) => write(printableLines(text.replace(/^error: /, 'pgqueue: '))),
     })
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
@@ -41,7 +43,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     // commander has written its message (or the help, or the version) already
     if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     const { exitCode, message } = describeFailure(err);
-    io.err(`pgqueue: ${message}\n`);
+    // one line, control characters escaped: the message may quote a value of the database's or a driver's text
+    io.err(`pgqueue: ${printable(message)}\n`);
     return exitCode;
   }
 }

@@ -1,5 +1,7 @@
 // Plain-text tables for a terminal: columns padded to their widest cell, numbers aligned right, so that a reader's
-// eye runs down a column. Scripts read --json instead; nothing here is meant to be parsed.
+// eye runs down a column. Scripts read --json instead; nothing here is meant to be parsed. Every cell is made
+// printable (printable.ts): a cell comes from the database, and may hold a terminal's escape sequences.
+import { printable } from './printable.js';
 
 /** A column: its header, and whether its cells align right (numbers). */
 export interface Column {
@@ -7,8 +9,9 @@ export interface Column {
   right?: boolean;
 }
 
-/** The rows under their headers, columns two spaces apart; no trailing spaces. */
-export function formatTable(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
+/** The rows under their headers, columns two spaces apart; no trailing spaces; control characters escaped. */
+export function formatTable(columns: readonly Column[], given: readonly (readonly string[])[]): string {
+  const rows = given.map((r) => r.map(printable));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     columns
@@ -41,8 +44,11 @@ export function formatSeconds(seconds: number): string {
   return `${Math.floor(s / 86_400)}d${two(Math.floor((s % 86_400) / 3600))}h`;
 }
 
-/** `text` on one line (line breaks and runs of blanks as one space), cut to `max` characters with an ellipsis. */
+/**
+ * `text` on one line (line breaks and runs of blanks as one space, other control characters escaped), cut to `max`
+ * characters with an ellipsis.
+ */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = printable(text.replace(/\s+/g, ' ').trim());
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }

@@ -4,6 +4,7 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LATEST_VERSION } from '../../lib/core/migrate.js';
 import { PgQueue } from '../../lib/core/pg-queue.js';
+import type { JobWithMetadata } from '../../lib/core/types.js';
 import { migrationScript } from '../../lib/core/sql/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
@@ -238,6 +239,23 @@ describe('pgqueue jobs', () => {
 
     const all = JSON.parse((await pgqueue(['jobs', 'img.resize', '--json', ...on(schema)])).stdout);
     expect(all.jobs).toHaveLength(6);
+  });
+
+  it('an error message holding terminal escapes is shown escaped, not obeyed; --json gives it as it is', async () => {
+    const schema = schemaFor('esc');
+    const q = await engine(schema);
+    await q.createQueue('esc');
+    const message = 'pwned\x1b[2J\x1b]52;c;aGk=\x07\rfake \u202etxt.exe';
+    const [id] = await failedJobs(q, 'esc', 1, message);
+
+    const table = await pgqueue(['jobs', 'esc', ...on(schema)]);
+    expect(table.code).toBe(0);
+    // eslint-disable-next-line no-control-regex -- no control character may reach the terminal but the line breaks
+    expect(table.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/);
+    // the carriage return is a blank, as a line break is: the message goes on one line
+    expect(table.stdout).toContain('pwned\\x1b[2J\\x1b]52;c;aGk=\\x07 fake \\u202etxt.exe');
+    const json = JSON.parse((await pgqueue(['jobs', 'esc', '--json', ...on(schema)])).stdout) as { jobs: JobWithMetadata[] };
+    expect(json.jobs.map((j) => [j.id, j.lastError?.message])).toEqual([[id, message]]);
   });
 
   it('a reader that stops early (| head) is no failure: the command ends with 0 and says nothing', async () => {

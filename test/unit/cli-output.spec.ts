@@ -1,4 +1,7 @@
 // What the pgqueue command shows a person: aligned tables, times, durations, cut messages, and the progress bar.
+import { cliLogger, type CliIo } from '../../lib/cli/io.js';
+import { printable, printableLines } from '../../lib/cli/printable.js';
+import { run } from '../../lib/cli/program.js';
 import { ProgressBar, renderProgress } from '../../lib/cli/progress.js';
 import { formatSeconds, formatTable, formatTime, oneLine } from '../../lib/cli/table.js';
 import { jobsTable } from '../../lib/cli/jobs.js';
@@ -76,6 +79,48 @@ describe('tables', () => {
     expect(row[1]).toBe('42  failed       2/2  2025-01-01 00:00:00Z  2025-01-01 00:01:00Z  smtp refused');
     expect(row[2]).toBe(' 7  created      0/2  2025-01-01 00:00:00Z  -');
   });
+});
+
+describe('text from the database or a driver, written to a terminal', () => {
+  const hostile = 'boom\x1b[2J\x1b]52;c;aGk=\x07\rok\u202egnp.exe\u2028\x9b31m\x7f';
+
+  it('has every control and bidirectional formatting character escaped, and nothing else changed', () => {
+    expect(printable(hostile)).toBe('boom\\x1b[2J\\x1b]52;c;aGk=\\x07\\x0dok\\u202egnp.exe\\u2028\\x9b31m\\x7f');
+    expect(printable('plain text, accents é, emoji 😀, a tab\there')).toBe('plain text, accents é, emoji 😀, a tab\\x09here');
+    expect(printable(printable(hostile))).toBe(printable(hostile));
+    expect(printableLines('line one\x1b[2J\nline two\n')).toBe('line one\\x1b[2J\nline two\n');
+  });
+
+  /* eslint-disable no-control-regex -- no control character may reach the terminal but the line breaks */
+  it('in a table, every cell; in a one-line message, blanks flattened then the rest escaped before the cut', () => {
+    const table = formatTable([{ header: 'queue' }, { header: 'note' }], [['q\x1b[31m', 'x']]);
+    expect(table).not.toMatch(/\x1b/);
+    expect(table.split('\n')[1]).toBe('q\\x1b[31m  x');
+    expect(oneLine('a\nb\x1b[2Jc', 60)).toBe('a b\\x1b[2Jc');
+    expect(oneLine('\x1b'.repeat(100), 10)).toHaveLength(10);
+    const job = {
+      id: '1',
+      state: 'failed',
+      retryCount: 0,
+      retryLimit: 0,
+      createdOn: new Date(0),
+      completedOn: null,
+      lastError: { name: 'Error', message: hostile, on: new Date(), attempt: 1 },
+    } as JobWithMetadata;
+    expect(jobsTable([job])).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e\u2028]/);
+  });
+
+  it("in the engine's warnings and a failed command's message, on stderr", async () => {
+    const written: string[] = [];
+    const io: CliIo = { out: (t) => written.push(t), err: (t) => written.push(t), errIsTty: false, env: {} };
+    cliLogger(io).warn(`stale ${hostile}`);
+    cliLogger(io).error(hostile);
+    // a queue name is checked by the command line before anything else: its message quotes what was typed
+    expect(await run(['jobs', `q${hostile}`], io)).toBe(2);
+    expect(written.join('')).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e\u2028]/);
+    expect(written[0]).toBe(`pgqueue: warning: stale ${printable(hostile)}\n`);
+  });
+  /* eslint-enable no-control-regex */
 });
 
 describe('the progress bar', () => {
