@@ -104,7 +104,9 @@ const DEPTH_EXPECTED = `JSON nested at most ${MAX_PAYLOAD_DEPTH} levels deep (ar
  * silently change or drop at the top level: BigInt, cycles, functions, symbols, non-finite numbers; and what
  * PostgreSQL's jsonb refuses: NUL characters and lone surrogates, in strings and keys, and in what a `toJSON`
  * returns; nesting deeper than MAX_PAYLOAD_DEPTH. One walk, one JSON.stringify, one byte count: the text a
- * `toJSON` made is searched only when the walk met one (other than a Date's).
+ * `toJSON` made is searched only when the walk met one (other than a Date's). The depth and toJSON checks cost
+ * nothing measurable: 0.73-0.75 µs for a small payload, 33-35 µs for 100 order lines, before and after them
+ * (`node bench/input-checks.mjs --dist <each build>`, 2026-12-06, 2 cores).
  */
 export function toJson(field: string, value: unknown, maxBytes?: number): string | null {
   if (value === undefined || value === null) return null;

@@ -18,6 +18,9 @@ const SECRET_PAIRS: readonly (readonly [string, string])[] = [
   ['private', 'key'],
 ];
 
+/** What every secret key holds, whatever its case and separators: a test before the split (isSecretKey). */
+const MAY_BE_SECRET = /passw|secret|token|authorization|cookie|key/i;
+
 /** Keys that are never looked at as longer than this (a key is cut at 200 characters where it is stored). */
 const KEY_LOOKED_AT = 200;
 
@@ -49,6 +52,8 @@ function secretSegment(segment: string): boolean {
  * `tokenizer`, `secretary`, `passage`, `author` and `cookieless` are not.
  */
 export function isSecretKey(key: string): boolean {
+  // most keys (code, status, errno, details) hold none of the words: one test, without splitting the key
+  if (!MAY_BE_SECRET.test(key.length > KEY_LOOKED_AT ? key.slice(0, KEY_LOOKED_AT) : key)) return false;
   const segments = keySegments(key);
   for (let i = 0; i < segments.length; i++) {
     if (secretSegment(segments[i]!)) return true;
