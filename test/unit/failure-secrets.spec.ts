@@ -23,10 +23,12 @@ describe('a stored error keeps no credentials', () => {
     expect(error.cause).toEqual({ name: 'Error', message: 'upstream refused', password: '[redacted]', code: 'E_UPSTREAM' });
   });
 
-  it('drops headers at any depth, and masks secret-looking keys at any depth, in maps too', () => {
+  it('drops headers, config, request and response at any depth, and masks secret-looking keys at any depth, in maps too', () => {
     const err = Object.assign(new Error('nested'), {
       context: {
         headers: { 'x-trace': 'kept?' },
+        // an HTTP exchange kept by a wrapper error, in a plain object
+        upstream: { response: { data: SECRETS.responseBody }, config: { data: SECRETS.requestBody }, Request: {}, url: '/charge' },
         deeper: { Authorization: 'Basic dXNlcjpwYXNz', count: 3, apiKey: 'k-1', tokens_used: 1200 },
         settings: new Map<unknown, unknown>([
           ['token', 't-123'],
@@ -38,6 +40,7 @@ describe('a stored error keeps no credentials', () => {
     });
     const { error } = describeFailure(err);
     expect(error.context).toEqual({
+      upstream: { url: '/charge' },
       deeper: { Authorization: '[redacted]', count: 3, apiKey: '[redacted]', tokens_used: 1200 },
       settings: [
         ['token', '[redacted]'],
@@ -47,7 +50,7 @@ describe('a stored error keeps no credentials', () => {
     });
   });
 
-  it('takes a plain object thrown, and a cause that is not an Error, for an error: their HTTP fields are dropped', () => {
+  it('drops the HTTP fields of a plain object thrown, and of a cause that is not an Error', () => {
     const thrown = {
       message: 'fetch failed',
       status: 503,

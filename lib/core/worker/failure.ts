@@ -5,20 +5,8 @@
 // the record fits in MAX_ERROR_BYTES (error-size.ts).
 import { PermanentJobError } from '../errors.js';
 import { fitError } from './error-size.js';
-import { isSecretKey, masks, REDACTED } from './secrets.js';
-import {
-  cutText,
-  describeSized,
-  keptField,
-  maskedText,
-  ownKeys,
-  put,
-  safely,
-  storableValue,
-  textOf,
-  whyUnreadable,
-  type Budget,
-} from './storable.js';
+import { dropsField, isSecretKey, masks, REDACTED } from './secrets.js';
+import { cutText, describeSized, maskedText, ownKeys, put, safely, storableValue, textOf, whyUnreadable, type Budget } from './storable.js';
 
 /**
  * What a failed attempt stores, and how it asks to be retried. `error` holds `name`, `message`, `stack` (an Error's),
@@ -100,8 +88,7 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   error.retryCount = retryCount;
   for (const key of Object.keys(fields)) put(error, key, fields[key]);
   const cause = isError ? read('cause') : undefined;
-  // a cause is taken for an error whatever it is: an HTTP client's error may come wrapped, or as a plain object
-  if (cause !== undefined) error.cause = storableValue(cause, budget, 0, new WeakSet(), true);
+  if (cause !== undefined) error.cause = storableValue(cause, budget);
   if (!isError) {
     error.thrown = thrown === null ? 'null' : Array.isArray(thrown) ? 'array' : typeof thrown;
     // A plain object's fields are kept above; any other value is kept as it is.
@@ -121,8 +108,8 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
 /**
  * Copies the own enumerable fields of what was thrown into the record, made storable: each within FIELD_MAX, all
  * within the budget; a field that finds the budget spent is left out (and counted), and the next is still tried.
- * What was thrown is taken for an error whatever it is (an HTTP client may throw a plain object): its `config`,
- * `request`, `response` and `headers` are left out (keptField), and the values of its secret-looking keys masked.
+ * Its `config`, `request`, `response` and `headers` are left out (dropsField), and the values of its secret-looking
+ * keys masked (isSecretKey).
  */
 function copyFields(error: Record<string, unknown>, object: Record<string, unknown>, budget: Budget): void {
   let left = 0;
@@ -132,7 +119,7 @@ function copyFields(error: Record<string, unknown>, object: Record<string, unkno
   if (more) keys.pop();
   for (const key of keys) {
     if (RESERVED.has(key)) continue;
-    if (!keptField(key, true)) {
+    if (dropsField(key)) {
       if (key === 'response') keepStatus(error, object);
       continue;
     }

@@ -72,20 +72,17 @@ export function masks(value: unknown): boolean {
 }
 
 /**
- * Fields of an error (or of an object thrown as one) that are never stored: an HTTP client's request options
- * (`config`: headers, auth, body), its request (a socket and the headers sent) and its response (the headers
- * received, set-cookie among them, and the body). Compared in lower case.
+ * Fields that are never stored, wherever they are in an error (its own fields, its cause, what they hold): an HTTP
+ * client's request options (`config`: headers, auth, body), its request (a socket and the headers sent), its response
+ * (the headers received, set-cookie among them, and the body), and any `headers`. Those names in an error come from
+ * HTTP clients (axios, got, ofetch, superagent…) far more often than from anything worth keeping, and an HTTP
+ * exchange nested in a field of a wrapper error leaks as much as one at the top. Compared in lower case.
  */
-const DROPPED_ERROR_FIELDS: ReadonlySet<string> = new Set(['config', 'request', 'response', 'headers']);
+const DROPPED_FIELDS: ReadonlySet<string> = new Set(['config', 'request', 'response', 'headers']);
 
-/** Whether the field `key` of an error (or of an object thrown as one) is left out of what is stored. */
-export function dropsErrorField(key: string): boolean {
-  return DROPPED_ERROR_FIELDS.has(key.toLowerCase());
-}
-
-/** Whether the field `key` of any object, at any depth, is left out: headers, wherever they are. */
+/** Whether the field `key` of a stored error, at any depth, is left out (DROPPED_FIELDS). */
 export function dropsField(key: string): boolean {
-  return key.toLowerCase() === 'headers';
+  return DROPPED_FIELDS.has(key.toLowerCase());
 }
 
 /**

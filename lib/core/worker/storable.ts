@@ -5,7 +5,7 @@
 // worker's event loop. (Listing an object's own keys is the one walk JavaScript cannot bound: an object with a
 // million own keys costs a second or so.) Nor does it keep credentials (secrets.ts): headers, an HTTP client's
 // request and response, sockets, and values under secret-looking keys are left out or masked as it walks.
-import { describeEmitter, dropsErrorField, dropsField, isSecretKey, maskUrlPasswords, masks, REDACTED } from './secrets.js';
+import { describeEmitter, dropsField, isSecretKey, maskUrlPasswords, masks, REDACTED } from './secrets.js';
 
 /** Text as jsonb can store it: NUL written out, lone surrogates replaced (U+FFFD). */
 export function storableText(text: string): string {
@@ -92,17 +92,10 @@ const VISIT = 2;
  * Error as its name, message and own fields (an HTTP client's error's toJSON returns its request's settings); a
  * Buffer, typed array or ArrayBuffer as its kind and size; a socket or other event emitter as its kind; a Map or Set
  * as an array of its entries; cycles as "[Circular]"; functions and symbols left out (undefined). Objects and arrays
- * are followed MAX_DEPTH deep and keep MAX_ENTRIES entries. What may hold credentials is not kept (keptField); with
- * `errorLike`, `value` itself is taken for an error whatever it is (a cause). Never throws: what cannot be read is
- * described (whyUnreadable).
+ * are followed MAX_DEPTH deep and keep MAX_ENTRIES entries. What may hold credentials is not kept (secrets.ts:
+ * dropsField, isSecretKey). Never throws: what cannot be read is described (whyUnreadable).
  */
-export function storableValue(
-  value: unknown,
-  budget: Budget,
-  depth = 0,
-  seen: WeakSet<object> = new WeakSet(),
-  errorLike = false,
-): unknown {
+export function storableValue(value: unknown, budget: Budget, depth = 0, seen: WeakSet<object> = new WeakSet()): unknown {
   budget.left -= VISIT;
   if (budget.left < 0) return '[…]';
   switch (typeof value) {
@@ -124,7 +117,7 @@ export function storableValue(
   }
   if (value === null) return null;
   return safely(
-    () => storableObject(value, budget, depth, seen, errorLike),
+    () => storableObject(value, budget, depth, seen),
     (err) => spend(whyUnreadable(err), budget),
   );
 }
@@ -135,8 +128,7 @@ function spend(text: string, budget: Budget): string {
   return text;
 }
 
-/** `errorLike`: the object is taken for an error even when it is none (a cause: keptField). */
-function storableObject(object: object, budget: Budget, depth: number, seen: WeakSet<object>, errorLike: boolean): unknown {
+function storableObject(object: object, budget: Budget, depth: number, seen: WeakSet<object>): unknown {
   if (object instanceof Date) return storableValue(Number.isNaN(object.getTime()) ? 'Invalid Date' : object.toISOString(), budget);
   const sized = describeSized(object);
   if (sized !== null) return spend(sized, budget);
@@ -159,7 +151,7 @@ function storableObject(object: object, budget: Budget, depth: number, seen: Wea
     }
     const keys = ownKeys(object, MAX_ENTRIES + 1);
     for (const key of keys.slice(0, MAX_ENTRIES)) {
-      if (!keptField(key, isError || errorLike)) continue;
+      if (dropsField(key)) continue;
       const raw = safely(() => (object as Record<string, unknown>)[key], whyUnreadable);
       const field = isSecretKey(key) && masks(raw) ? REDACTED : storableValue(raw, budget, depth + 1, seen);
       if (field === undefined) continue;
@@ -172,15 +164,7 @@ function storableObject(object: object, budget: Budget, depth: number, seen: Wea
   }
 }
 
-/**
- * Whether the field `key` of an object is stored: never `headers`, and for an error (or an object thrown as one:
- * failure.ts) never `config`, `request` or `response` (secrets.ts, dropsErrorField).
- */
-export function keptField(key: string, errorLike: boolean): boolean {
-  return !dropsField(key) && !(errorLike && dropsErrorField(key));
-}
-
-/** A Map's entries with the values of secret-looking string keys masked, and `headers` left out (as an object's). */
+/** A Map's entries with the values of secret-looking string keys masked, and the dropped fields left out (as an object's). */
 function maskedEntries(entries: [unknown, unknown][]): [unknown, unknown][] {
   const out: [unknown, unknown][] = [];
   for (const [key, value] of entries) {
