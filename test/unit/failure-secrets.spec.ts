@@ -80,6 +80,8 @@ describe('a stored error keeps no credentials', () => {
       list: ['[Socket: not stored]'],
       nested: { conn: '[Socket: not stored]' },
     });
+    // thrown itself, it is described, not walked field by field
+    expect(describeFailure(socket).error).toMatchObject({ thrown: 'object', value: '[Socket: not stored]' });
   });
 
   it("does not call an Error's toJSON (an HTTP client's returns its request settings), but walks its fields", () => {

@@ -5,7 +5,7 @@
 // the record fits in MAX_ERROR_BYTES (error-size.ts).
 import { PermanentJobError } from '../errors.js';
 import { fitError } from './error-size.js';
-import { dropsField, isSecretKey, masks, REDACTED } from './secrets.js';
+import { describeEmitter, dropsField, isSecretKey, masks, REDACTED } from './secrets.js';
 import { cutText, describeSized, maskedText, ownKeys, put, safely, storableValue, textOf, whyUnreadable, type Budget } from './storable.js';
 
 /**
@@ -59,14 +59,15 @@ function describe(thrown: unknown, retryCount: number | undefined): FailureInfo 
   const rawName = read('name');
   const rawMessage = read('message');
   const text = (v: unknown): string | null => (isError ? textOf(v) : typeof v === 'string' ? v : null);
-  // A plain object's (or an error's) fields; an array, a Map, a Set, a Date, a Buffer or a typed array is kept as a
-  // value below.
+  // A plain object's (or an error's) fields; an array, a Map, a Set, a Date, a Buffer, a typed array or an event
+  // emitter (a socket, a client: describeEmitter) is kept as a value below.
   const budget: Budget = { left: EXTRAS_MAX };
   const byFields =
     object !== null &&
     !Array.isArray(object) &&
     !(object instanceof Map || object instanceof Set || object instanceof Date) &&
-    describeSized(object) === null;
+    describeSized(object) === null &&
+    (isError || describeEmitter(object) === null);
   const fields: Record<string, unknown> = {};
   if (byFields) copyFields(fields, object, budget);
   const message = isError
