@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { InvalidOptionError } from './errors.js';
+import { MODULE_OPTIONS } from './option-keys.js';
 import type { QueueLogger } from './types.js';
 import { int, noUnknownKeys, optBool, optInt, record } from './validate.js';
 
@@ -98,30 +99,6 @@ export interface ResolvedConfig {
   readonly tracing: boolean | undefined;
 }
 
-const KNOWN = new Set([
-  'connectionString',
-  'pool',
-  'db',
-  'schema',
-  'migrate',
-  'workers',
-  'startWorkers',
-  'supervise',
-  'useListenNotify',
-  'monitorIntervalSeconds',
-  'maintenanceIntervalSeconds',
-  'shutdownTimeoutMs',
-  'persistQueueStats',
-  'queueStatRetentionDays',
-  'warningSlowClaimMs',
-  'maxPayloadBytes',
-  'poolSize',
-  'preparedStatements',
-  'logger',
-  'logJobFailures',
-  'tracing',
-]);
-
 /** Schema names are spliced into SQL as identifiers, so only this shape is accepted (and the channel name must fit 63 bytes). */
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,49}$/;
 
@@ -141,7 +118,7 @@ export function quotedSchema(schema: string): string {
 /** Parses module options once, at the edge: `forRoot`, `forRootAsync` and plain scripts all call this. */
 export function resolveConfig(input: unknown): ResolvedConfig {
   const o = record('QueueModuleOptions', input) as QueueModuleOptions & Record<string, unknown>;
-  noUnknownKeys('QueueModuleOptions', o, KNOWN);
+  noUnknownKeys('QueueModuleOptions', o, MODULE_OPTIONS.keys, MODULE_OPTIONS.hints);
   const given = (['connectionString', 'pool', 'db'] as const).filter((k) => o[k] !== undefined && o[k] !== null);
   if (given.length !== 1) {
     throw new InvalidOptionError(

@@ -1,6 +1,7 @@
 // Working by hand: fetch() claims jobs for a caller that runs them itself and settles them with complete() or
 // fail() (job-control.ts). The claim is the workers' claim, under a holder id of this engine's own.
 import { QueueNotFoundError } from './errors.js';
+import { FETCH_OPTIONS } from './option-keys.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { heartbeatArgs } from './sql/index.js';
@@ -24,9 +25,6 @@ export interface FetchOptions {
 
 const MIN_PRIORITY = -2_147_483_648;
 
-/** fetch()'s options: a pg-boss option not built here (includeMetadata, groupConcurrency) is refused, not ignored. */
-const FETCH_KEYS: ReadonlySet<string> = new Set(['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority']);
-
 /** The fetch call; PgQueue.fetch delegates here. */
 export class Fetcher {
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
@@ -39,7 +37,8 @@ export class Fetcher {
   async fetch<T>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
     queueName('name', name);
     const o = record('options', options) as FetchOptions;
-    noUnknownKeys('options', o as Record<string, unknown>, FETCH_KEYS);
+    // a pg-boss option not built here (includeMetadata, groupConcurrency) is refused, not ignored
+    noUnknownKeys('options', o as Record<string, unknown>, FETCH_OPTIONS.keys, FETCH_OPTIONS.hints);
     const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
     const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, MIN_PRIORITY);
     const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, MIN_PRIORITY);

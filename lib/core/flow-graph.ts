@@ -1,9 +1,10 @@
 // A flow's jobs as the caller gives them, checked before anything is written: each job's queue, ref, options
 // and data, the refs it waits for (all in the flow, no cycle), and the dependency rows once they have ids.
 import { InvalidOptionError } from './errors.js';
+import { FLOW_JOB_OPTIONS, INSERT_JOB_OPTIONS } from './option-keys.js';
 import { parseSendOptions, type ParsedSendOptions } from './options.js';
 import type { FlowJob } from './types.js';
-import { optKey, queueName, record, toJson } from './validate.js';
+import { noUnknownKeys, optKey, queueName, record, toJson } from './validate.js';
 
 /** One job of a parsed flow: where it goes, what it inserts, and the refs it waits for. */
 export interface FlowEntry {
@@ -24,7 +25,10 @@ export function parseFlow(jobs: unknown, maxPayloadBytes: number): Map<string, F
   const byRef = new Map<string, FlowEntry>();
   jobs.forEach((job, i) => {
     const field = `jobs[${i}]`;
-    const { name, ref, dependsOn, onParentFailure, ...rest } = record(field, job) as unknown as FlowJob;
+    const given = record(field, job);
+    // a job's own db is refused (FLOW_JOB_OPTIONS): every job goes in on the call's connection
+    noUnknownKeys(field, given, FLOW_JOB_OPTIONS.keys, FLOW_JOB_OPTIONS.hints);
+    const { name, ref, dependsOn, onParentFailure, ...rest } = given as unknown as FlowJob;
     queueName(`${field}.name`, name);
     const key = optKey(`${field}.ref`, ref, 255);
     if (key === undefined) throw new InvalidOptionError(`${field}.ref`, 'a string of 1 to 255 characters', ref);
@@ -35,7 +39,7 @@ export function parseFlow(jobs: unknown, maxPayloadBytes: number): Map<string, F
       throw new InvalidOptionError(`${field}.onParentFailure`, 'one of "fail", "cancel"', onParentFailure);
     }
     const parents = [...new Set(dependsOn ?? [])];
-    const parsed = parseSendOptions(rest, field);
+    const parsed = parseSendOptions(rest, field, INSERT_JOB_OPTIONS);
     if (parents.length > 0 && (parsed.startAt !== undefined || parsed.startIn !== undefined)) {
       throw new InvalidOptionError(
         `${field}.startAfter`,

@@ -3,10 +3,11 @@
 import { callerExecutor, inTransaction, pgExecutor, type Executor } from './db.js';
 import { QueueError } from './errors.js';
 import { flowByQueue, flowEdges, parseFlow } from './flow-graph.js';
+import { BULK_CALL_OPTIONS } from './option-keys.js';
 import type { Runtime } from './runtime.js';
 import type { Sender } from './sender.js';
 import type { FlowJob, SendOptions } from './types.js';
-import { record } from './validate.js';
+import { noUnknownKeys, record } from './validate.js';
 import { put } from './worker/storable.js';
 
 /** The flow call; PgQueue.flow delegates here. */
@@ -19,6 +20,7 @@ export class Flows {
   async flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
     const byRef = parseFlow(jobs, this.rt.config.maxPayloadBytes);
     const opts = record('options', options);
+    noUnknownKeys('options', opts, BULK_CALL_OPTIONS.keys, BULK_CALL_OPTIONS.hints);
     const run = async (exec: Executor): Promise<Record<string, string>> => {
       const ids: Record<string, string> = {};
       for (const [queue, group] of flowByQueue(byRef)) {

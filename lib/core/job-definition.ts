@@ -3,8 +3,10 @@
 // with a `schema` (any object with `parse`: zod's, or one of your own) it is also checked at run time, at the send and
 // before the handler runs.
 import { InvalidOptionError, InvalidPayloadError, PermanentJobError } from './errors.js';
+import { DEFINE_JOB_OPTIONS } from './option-keys.js';
+import { parseQueueOptions } from './options.js';
 import type { QueueOptions } from './types.js';
-import { queueName } from './validate.js';
+import { noUnknownKeys, queueName } from './validate.js';
 
 /**
  * What a payload is checked with: `parse` returns the payload (maybe cleaned) or throws. What it returns is stored,
@@ -38,9 +40,12 @@ export type JobData<J> = J extends JobDefinition<infer T> ? T : never;
 export function defineJob<T = unknown>(name: string, options: QueueOptions & { schema?: JobSchema<T> } = {}): JobDefinition<T> {
   queueName('name', name);
   if (options === null || typeof options !== 'object') throw new InvalidOptionError('options', 'an object of queue options', options);
+  noUnknownKeys('options', options as Record<string, unknown>, DEFINE_JOB_OPTIONS.keys, DEFINE_JOB_OPTIONS.hints);
   const { schema, ...queueOptions } = options;
   if (schema !== undefined && (schema === null || typeof (schema as { parse?: unknown }).parse !== 'function'))
     throw new InvalidOptionError('options.schema', 'an object with a parse(data) method (a zod schema, or one of your own)', schema);
+  // checked here, where they are written, and not first where a @QueueHandler or forFeature uses them
+  parseQueueOptions(queueOptions, 'options');
   return Object.freeze({ name, options: Object.freeze({ ...queueOptions }), schema: schema ?? null });
 }
 

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from './errors.js';
 import { QUEUE_POLICIES, type JobDefaults, type QueueOptions, type QueuePolicy, type SendOptions, type WorkOptions } from './types.js';
+import { HANDLER_OPTIONS, JOB_DEFAULT_KEYS, QUEUE_OPTIONS, SEND_OPTIONS, WORK_OPTIONS, type OptionKeys } from './option-keys.js';
 import { MAX_SECONDS, int, noUnknownKeys, nullableInt, oneOf, optBool, optInt, optKey, queueName, record } from './validate.js';
 import { put } from './worker/storable.js';
 
@@ -33,17 +34,6 @@ export interface ParsedJobDefaults {
   retentionSeconds?: number;
 }
 
-const JOB_DEFAULT_KEYS = [
-  'retryLimit',
-  'retryDelay',
-  'retryBackoff',
-  'retryDelayMax',
-  'expireInSeconds',
-  'heartbeatSeconds',
-  'deleteAfterSeconds',
-  'retentionSeconds',
-] as const;
-
 function parseJobDefaults(prefix: string, o: Record<string, unknown>): ParsedJobDefaults {
   return {
     retryLimit: optInt(`${prefix}retryLimit`, o.retryLimit, 0, 1_000_000),
@@ -70,32 +60,10 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   failedDeleteAfterSeconds?: number;
 }
 
-const QUEUE_KEYS = new Set<string>([
-  'policy',
-  'partition',
-  'deadLetter',
-  'warningQueueSize',
-  'notify',
-  'removeOnComplete',
-  'failedDeleteAfterSeconds',
-  'concurrencyLimit',
-  'rateLimit',
-  ...JOB_DEFAULT_KEYS,
-]);
-const WORK_KEYS = new Set<string>([
-  'concurrency',
-  'batchSize',
-  'pollingIntervalSeconds',
-  'transactional',
-  'groupConcurrency',
-  'localGroupConcurrency',
-  'batch',
-]);
-
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
-export function parseQueueOptions(value: unknown, field = 'options', allowWorkKeys = false): ParsedQueueOptions {
+export function parseQueueOptions(value: unknown, field = 'options'): ParsedQueueOptions {
   const o = record(field, value);
-  noUnknownKeys(field, o, allowWorkKeys ? new Set([...QUEUE_KEYS, ...WORK_KEYS]) : QUEUE_KEYS);
+  noUnknownKeys(field, o, QUEUE_OPTIONS.keys);
   const p = `${field}.`;
   const parsed: ParsedQueueOptions = {
     ...parseJobDefaults(p, o),
@@ -137,23 +105,15 @@ export interface ParsedSendOptions extends ParsedJobDefaults {
   slotOffset?: number;
 }
 
-const SEND_KEYS = new Set<string>([
-  'priority',
-  'startAfter',
-  'singletonKey',
-  'dedupeKey',
-  'group',
-  'deadLetter',
-  'db',
-  'data',
-  ...JOB_DEFAULT_KEYS,
-]);
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
 
-/** Validates `send` options, or one job of `insert` (then `field` names its index). */
-export function parseSendOptions(value: unknown, field = 'options'): ParsedSendOptions {
+/**
+ * Validates `send` options, or one job of `insert` or `flow` (then `field` names its index and `accepted` is that
+ * call's set of keys: a job of insert() takes its `data`, and no `db` of its own).
+ */
+export function parseSendOptions(value: unknown, field = 'options', accepted: OptionKeys = SEND_OPTIONS): ParsedSendOptions {
   const o = record(field, value);
-  noUnknownKeys(field, o, SEND_KEYS);
+  noUnknownKeys(field, o, accepted.keys, accepted.hints);
   // The common job of a bulk insert sets nothing but its data: nothing to validate (measured: the full
   // pass was the largest cost in Node of inserting 1,000 such jobs).
   let given = false;
@@ -216,6 +176,7 @@ export const DEFAULT_BATCH_SIZE = 10;
 /** Validates `work`/`@QueueHandler` loop options. */
 export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkOptions {
   const o = record(field, value) as WorkOptions;
+  noUnknownKeys(field, o as Record<string, unknown>, WORK_OPTIONS.keys, WORK_OPTIONS.hints);
   const concurrency = optInt(`${field}.concurrency`, o.concurrency, 1, 10_000) ?? 1;
   const batch = optBool(`${field}.batch`, o.batch) ?? false;
   const transactional = optBool(`${field}.transactional`, o.transactional) ?? false;
@@ -267,11 +228,18 @@ export function jobDefaultKeys(): readonly (keyof JobDefaults)[] {
   return JOB_DEFAULT_KEYS;
 }
 
-/** Picks only the queue options out of a `@QueueHandler` options object. */
-export function splitHandlerOptions(options: Record<string, unknown>): { queue: Record<string, unknown>; work: Record<string, unknown> } {
+/**
+ * Splits a `@QueueHandler`'s options (its `schedule` taken out) into the queue's settings and the loop's, after
+ * refusing any key that is neither (`field` names the handler).
+ */
+export function splitHandlerOptions(
+  options: Record<string, unknown>,
+  field: string,
+): { queue: Record<string, unknown>; work: Record<string, unknown> } {
+  noUnknownKeys(field, options, HANDLER_OPTIONS.keys, HANDLER_OPTIONS.hints);
   const queue: Record<string, unknown> = {};
   const work: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(options)) (WORK_KEYS.has(k) ? work : queue)[k] = v;
+  for (const [k, v] of Object.entries(options)) (WORK_OPTIONS.keys.has(k) ? work : queue)[k] = v;
   return { queue, work };
 }
 

@@ -7,7 +7,7 @@ import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { insertArgs } from './sql/index.js';
 import type { SendOptions } from './types.js';
-import { queueName, record, toJson } from './validate.js';
+import { queueName, toJson } from './validate.js';
 
 /** A job that publish() made: its queue (`name`, as in JobWithMetadata) and its id. */
 export interface PublishedJob {
@@ -46,11 +46,8 @@ export class PubSub {
 
   async publish(event: string, data?: unknown, options?: SendOptions): Promise<PublishedJob[]> {
     queueName('event', event);
+    // `data` among the options is refused there: a publish's data is its second argument
     const parsed = parseSendOptions(options);
-    // SendOptions carry `data` for insert()'s jobs; a publish's data is its second argument, so one given here
-    // would be ignored.
-    const given = record('options', options).data;
-    if (given !== undefined) throw new InvalidOptionError('options.data', 'left out: publish takes its data as its second argument', given);
     const json = toJson('data', data, this.rt.config.maxPayloadBytes);
     // In a caller's transaction too, a publish made once close() has begun is refused (start()).
     await this.rt.start();

@@ -173,10 +173,13 @@ export class Scheduler {
       lastRun = at;
       lastId = id ?? null;
     };
-    // The options were checked when the schedule was stored. The missed slots' job starts now (counted from its
-    // slot, it could be born past its queue's retentionSeconds); each other job starts at its slot.
-    if (plan.missedOnce) await send(row.now_ms, row.options);
-    for (const slot of plan.fire) await send(slot, { ...row.options, startAfter: new Date(slot) });
+    // The options were checked when the schedule was stored. One stored before schedule() refused a `data` among
+    // them may hold one: it was never sent, and is not now (refusing it here would stop the schedule firing).
+    const options = Object.fromEntries(Object.entries(row.options).filter(([key]) => key !== 'data'));
+    // The missed slots' job starts now (counted from its slot, it could be born past its queue's retentionSeconds);
+    // each other job starts at its slot.
+    if (plan.missedOnce) await send(row.now_ms, options);
+    for (const slot of plan.fire) await send(slot, { ...options, startAfter: new Date(slot) });
     await client.query(this.rt.statements.advanceSchedule, [row.name, row.key, plan.next, lastRun, lastId]);
     this.reportMissed(row, plan);
   }

@@ -2,11 +2,12 @@
 // syncDeclared() for `@QueueHandler(name, { schedule })`. What fires the slots is the scheduler (scheduler.ts).
 import { parseCron, timeZone } from './cron.js';
 import { InvalidOptionError, QueueNotFoundError } from './errors.js';
+import { DECLARED_SCHEDULE_OPTIONS, SCHEDULE_OPTIONS } from './option-keys.js';
 import { parseSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import type { ScheduleInfo, ScheduleOptions } from './types.js';
-import { oneOf, queueName, record, storableKey, toJson } from './validate.js';
+import { noUnknownKeys, oneOf, queueName, record, storableKey, toJson } from './validate.js';
 
 /** A schedule a `@QueueHandler` declares: its expression and data, and the options of schedule(). */
 export interface DeclaredSchedule extends ScheduleOptions {
@@ -59,16 +60,15 @@ export function parseSchedule(
   maxPayloadBytes?: number,
 ): Parsed {
   queueName('name', name);
-  const { tz, key, missed, ...send } = record(field, options ?? {});
+  const o = record(field, options ?? {});
+  // startAfter (the slot's own), db (the scheduler's connection) and data (an argument) are refused by name
+  noUnknownKeys(field, o, SCHEDULE_OPTIONS.keys, SCHEDULE_OPTIONS.hints);
+  const { tz, key, missed, ...send } = o;
   const zone = tz === undefined ? 'UTC' : timeZone(`${field}.tz`, tz);
   const slots = parseCron(field === 'options' ? 'cron' : `${field}.cron`, cron, zone);
   if (key !== undefined && (typeof key !== 'string' || key.length > KEY_MAX))
     throw new InvalidOptionError(`${field}.key`, `a string of at most ${KEY_MAX} characters`, key);
   if (typeof key === 'string') storableKey(`${field}.key`, key);
-  if (send.startAfter !== undefined)
-    throw new InvalidOptionError(`${field}.startAfter`, "left out: each job starts at its schedule's slot", send.startAfter);
-  if (send.db !== undefined)
-    throw new InvalidOptionError(`${field}.db`, 'left out: the jobs are sent by the scheduler, outside any transaction of yours', send.db);
   const parsed = parseSendOptions(send, field);
   return {
     name,
@@ -91,6 +91,7 @@ export function parseDeclaredSchedule(field: string, value: unknown, maxPayloadB
   if (typeof value !== 'string' && (value === null || typeof value !== 'object' || Array.isArray(value)))
     throw new InvalidOptionError(field, 'a cron expression, or { cron, data?, tz?, key?, missed?, ...job options }', value);
   const declared = typeof value === 'string' ? { cron: value } : (value as DeclaredSchedule);
+  noUnknownKeys(field, declared as unknown as Record<string, unknown>, DECLARED_SCHEDULE_OPTIONS.keys, DECLARED_SCHEDULE_OPTIONS.hints);
   const { cron, data, ...options } = declared;
   parseSchedule('declared', cron, data, options, field, maxPayloadBytes);
   return declared;

@@ -3,12 +3,13 @@
 import { callerExecutor, type Executor } from './db.js';
 import { InvalidOptionError } from './errors.js';
 import { jobNameOf, resolveJob, type JobName } from './job-definition.js';
+import { BULK_CALL_OPTIONS, INSERT_JOB_OPTIONS } from './option-keys.js';
 import { parseSendOptions, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { insertArgs } from './sql/index.js';
 import type { EnqueueResult, JobInsert, JobState, SendOptions } from './types.js';
-import { int, MAX_SECONDS, optKey, queueName, record, toJson } from './validate.js';
+import { int, MAX_SECONDS, noUnknownKeys, optKey, queueName, record, toJson } from './validate.js';
 
 /** Policies whose unique indexes no queued job can meet: their inserts need no conflict check. */
 const POLICIES_FREE_ON_INSERT: ReadonlySet<string> = new Set(['standard', 'singleton', 'key_strict_fifo']);
@@ -111,7 +112,9 @@ export class Sender {
     queueName('name', name);
     if (!Array.isArray(jobs)) throw new InvalidOptionError('jobs', 'an array of jobs', jobs);
     const opts = record('options', options);
-    const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`));
+    noUnknownKeys('options', opts, BULK_CALL_OPTIONS.keys, BULK_CALL_OPTIONS.hints);
+    // a job's own db is refused (INSERT_JOB_OPTIONS): every job goes in on the call's connection
+    const parsed = jobs.map((job, i) => parseSendOptions(job, `jobs[${i}]`, INSERT_JOB_OPTIONS));
     const data = jobs.map((job, i) =>
       toJson(
         `jobs[${i}].data`,

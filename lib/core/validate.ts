@@ -80,13 +80,58 @@ export function record(field: string, value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Names the first key of `value` that is not in `known`: a misspelt option must not pass silently. */
-export function noUnknownKeys(field: string, value: Record<string, unknown>, known: ReadonlySet<string>): void {
+/**
+ * Names the first key of `value` that is not in `known`: a misspelt option must not pass silently. `hints` says what
+ * to write instead of a key a user is likely to bring (another library's name for one of ours, an option given in
+ * the wrong place); a key one or two letters off a known one gets "did you mean".
+ */
+export function noUnknownKeys(
+  field: string,
+  value: Record<string, unknown>,
+  known: ReadonlySet<string>,
+  hints: Readonly<Record<string, string>> = {},
+): void {
   for (const key of Object.keys(value)) {
-    if (!known.has(key) && value[key] !== undefined) {
-      throw new InvalidOptionError(`${field}.${key}`, `one of the known options (${[...known].join(', ')})`, value[key]);
+    if (known.has(key) || value[key] === undefined) continue;
+    const list = [...known].join(', ');
+    const hint = Object.hasOwn(hints, key) ? hints[key] : undefined;
+    if (hint !== undefined) throw new InvalidOptionError(`${field}.${key}`, `left out: ${hint} (known options: ${list})`, value[key]);
+    const near = closestKey(key, known);
+    throw new InvalidOptionError(
+      `${field}.${key}`,
+      `one of the known options (${list})${near === null ? '' : `; did you mean ${near}?`}`,
+      value[key],
+    );
+  }
+}
+
+/** The known key a typo most likely meant: another case, one edit away, or two from a name of six letters or more. */
+export function closestKey(key: string, known: Iterable<string>): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance && (d <= 1 || (d === 2 && candidate.length >= 6))) {
+      best = candidate;
+      bestDistance = d;
     }
   }
+  return best;
+}
+
+/** Levenshtein distance, with a swap of two neighbouring letters counted as one edit. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { JobDefinition } from '../core/job-definition.js';
 import { parseQueueOptions, parseWorkOptions, splitHandlerOptions } from '../core/options.js';
 import { schedulesOf } from '../core/pg-queue.js';
 import { parseDeclaredSchedule, type DeclaredSchedule } from '../core/schedules.js';
+import { record } from '../core/validate.js';
 import { HANDLER_FRAME } from '../core/worker.js';
 import type { Job } from '../core/types.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
@@ -186,9 +187,11 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
           problems.push(`${where} ${problem}`);
           continue;
         }
-        const { schedule, ...options } = meta.options as Record<string, unknown>;
-        const { queue, work } = splitHandlerOptions(options);
         const field = `@QueueHandler('${meta.name}') on ${where}`;
+        const { schedule, ...options } = record(field, meta.options);
+        // a key that is neither a queue setting nor a loop option is refused naming the handler (pg-boss's names get
+        // what to write here instead)
+        const { queue, work } = splitHandlerOptions(options, field);
         parseQueueOptions(queue, field);
         parseWorkOptions(work, field);
         found.push({
