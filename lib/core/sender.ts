@@ -4,7 +4,7 @@ import { callerExecutor, type Executor } from './db.js';
 import { InvalidOptionError } from './errors.js';
 import { jobNameOf, resolveJob, type JobName } from './job-definition.js';
 import { BULK_CALL_OPTIONS, INSERT_JOB_OPTIONS } from './option-keys.js';
-import { parseSendOptions, type ParsedSendOptions } from './options.js';
+import { parseSendOptions, parseStartAfter, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import type { Runtime } from './runtime.js';
 import { insertArgs } from './sql/index.js';
@@ -74,7 +74,7 @@ export class Sender {
     payload: T,
     options: SendOptions | null | undefined,
     seconds: number,
-    key?: string,
+    key?: string | null,
   ): Promise<string | null> {
     const { name, data } = resolveJob(job, payload);
     queueName('name', name);
@@ -87,7 +87,7 @@ export class Sender {
     payload: T,
     options: SendOptions | null | undefined,
     seconds: number,
-    key?: string,
+    key?: string | null,
   ): Promise<string | null> {
     const { name, data } = resolveJob(job, payload);
     queueName('name', name);
@@ -97,14 +97,42 @@ export class Sender {
     return (await this.sendOne(name, data, options ?? undefined, { ...parsed, slotOffset: 1 }, true)).id;
   }
 
-  private throttled(options: SendOptions | null | undefined, seconds: number, key: string | undefined): ParsedSendOptions {
+  /**
+   * The options of a throttled or debounced send. What the arguments set may not be given in the options too, where
+   * it would be overridden without a word: the start (the slot's), and the key when the `key` argument is given
+   * (null or undefined: the key is `options.singletonKey`).
+   */
+  private throttled(options: SendOptions | null | undefined, seconds: number, key: string | null | undefined): ParsedSendOptions {
     const parsed = parseSendOptions(options);
     const throttle = int('seconds', seconds, 1, MAX_SECONDS);
-    const singletonKey = key === undefined ? parsed.singletonKey : optKey('key', key);
     if (parsed.startAt !== undefined || parsed.startIn !== undefined) {
       throw new InvalidOptionError('options.startAfter', 'left out: a throttled job starts in its time slot', options?.startAfter);
     }
-    return { ...parsed, singletonKey, throttle, slotOffset: 0 };
+    if (key === undefined || key === null) return { ...parsed, throttle, slotOffset: 0 };
+    if (parsed.singletonKey !== undefined) {
+      throw new InvalidOptionError(
+        'options.singletonKey',
+        'left out when the key argument is given: the key argument is the throttle key',
+        options?.singletonKey,
+      );
+    }
+    return { ...parsed, singletonKey: optKey('key', key), throttle, slotOffset: 0 };
+  }
+
+  /** send() with its start given apart: `options.startAfter` is refused (the argument would override it). */
+  async sendAfter<T = unknown>(
+    job: JobName<T>,
+    payload: T,
+    options: SendOptions | null | undefined,
+    startAfter: Date | string | number,
+  ): Promise<string | null> {
+    const { name, data } = resolveJob(job, payload);
+    queueName('name', name);
+    const parsed = parseSendOptions(options);
+    if (parsed.startAt !== undefined || parsed.startIn !== undefined) {
+      throw new InvalidOptionError('options.startAfter', "left out: sendAfter's startAfter argument is the start", options?.startAfter);
+    }
+    return (await this.sendOne(name, data, options ?? undefined, { ...parsed, ...parseStartAfter('startAfter', startAfter) })).id;
   }
 
   async insert<T = unknown>(queue: JobName<T>, jobs: JobInsert<T>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {

@@ -38,15 +38,16 @@ export abstract class SendingCalls extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Sends at most one job per `seconds`-long time slot (and per `key`): the first send of a slot wins, later
-   * ones return null.
+   * Sends at most one job per `seconds`-long time slot (and per `key`, else per `options.singletonKey`): the first
+   * send of a slot wins, later ones return null. `options.startAfter`, and `options.singletonKey` beside a `key`, are
+   * refused: the arguments set them.
    */
   sendThrottled<T = unknown>(
     name: JobName<T>,
     data: NoInfer<T>,
     options: MaybeSendOptions,
     seconds: number,
-    key?: string,
+    key?: string | null,
   ): Promise<string | null> {
     return this.units.sender.sendThrottled(name, data, options, seconds, key);
   }
@@ -60,19 +61,22 @@ export abstract class SendingCalls extends EventEmitter<QueueEvents> {
     data: NoInfer<T>,
     options: MaybeSendOptions,
     seconds: number,
-    key?: string,
+    key?: string | null,
   ): Promise<string | null> {
     return this.units.sender.sendDebounced(name, data, options, seconds, key);
   }
 
-  /** `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. */
+  /**
+   * `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. A `startAfter` in
+   * the options as well is refused (InvalidOptionError naming `options.startAfter`), not overridden.
+   */
   sendAfter<T = unknown>(
     name: JobName<T>,
     data: NoInfer<T>,
     options: MaybeSendOptions,
     startAfter: Date | string | number,
   ): Promise<string | null> {
-    return this.units.sender.send(name, data, { ...(options ?? {}), startAfter });
+    return this.units.sender.sendAfter(name, data, options, startAfter);
   }
 
   /**

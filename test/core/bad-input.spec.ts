@@ -161,7 +161,7 @@ const cases: Case[] = [
     what: 'fractional startAfter seconds',
     call: (q) => q.sendAfter('good', {}, {}, 1.5),
     error: InvalidOptionError,
-    says: ['options.startAfter', 'integer', 'got 1.5'],
+    says: ['startAfter must be', 'integer', 'got 1.5'],
   },
   // other options
   {
