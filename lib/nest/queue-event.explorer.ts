@@ -6,7 +6,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { QueueError } from '../core/errors.js';
 import type { JobEventName } from '../core/events.js';
-import type { QueueEventMetadata } from './decorators/on-queue-event.decorator.js';
+import { parseQueueEventOptions, type QueueEventMetadata } from './decorators/on-queue-event.decorator.js';
 import type { QueueHandlerMetadata } from './decorators/queue-handler.decorator.js';
 import { QUEUE_EVENT_METADATA, QUEUE_HANDLER_METADATA } from './queue.constants.js';
 import { QueueService } from './queue.service.js';
@@ -23,6 +23,27 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    let found: [JobEventName, (event: { queue: string }) => void][];
+    try {
+      found = this.discover();
+    } catch (err) {
+      // Nest runs no shutdown hook after a failed init: close what the queue has opened (its handlers' init may
+      // have started it). discover() runs before this init's first await, and close() marks the queue closing at
+      // once: the handlers' init, run beside this one, then creates no queue.
+      await this.queue.close();
+      throw err;
+    }
+    for (const [event, listener] of found) {
+      this.queue.on(event, listener);
+      this.listeners.push([event, listener]);
+    }
+  }
+
+  /**
+   * The listeners of the app's @OnQueueEvent methods. Throws InvalidOptionError for options it cannot take, and a
+   * QueueError naming every listener that cannot hear anything (request-scoped, or with no queue).
+   */
+  private discover(): [JobEventName, (event: { queue: string }) => void][] {
     const problems: string[] = [];
     const found: [JobEventName, (event: { queue: string }) => void][] = [];
     for (const wrapper of this.discovery.getProviders()) {
@@ -36,9 +57,10 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
         .filter((meta): meta is QueueHandlerMetadata => meta !== undefined)
         .map((meta) => meta.name);
       for (const method of methods) {
-        const meta = Reflect.getMetadata(QUEUE_EVENT_METADATA, prototype[method] ?? {}) as QueueEventMetadata | undefined;
-        if (!meta) continue;
+        const recorded = Reflect.getMetadata(QUEUE_EVENT_METADATA, prototype[method] ?? {}) as QueueEventMetadata | undefined;
+        if (!recorded) continue;
         const where = `${(prototype.constructor as { name: string }).name}.${method}`;
+        const meta = parseQueueEventOptions(where, recorded);
         if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient || !instance) {
           problems.push(
             `@OnQueueEvent('${meta.event}') on ${where}: its provider is request-scoped or transient; listeners must live on singleton providers`,
@@ -66,16 +88,8 @@ export class QueueEventExplorer implements OnModuleInit, OnApplicationShutdown {
         found.push([meta.event, listener]);
       }
     }
-    if (problems.length > 0) {
-      // Nest runs no shutdown hook after a failed init: close what the queue has opened (its handlers' init may
-      // have started it)
-      await this.queue.close();
-      throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
-    }
-    for (const [event, listener] of found) {
-      this.queue.on(event, listener);
-      this.listeners.push([event, listener]);
-    }
+    if (problems.length > 0) throw new QueueError(`invalid @OnQueueEvent registration: ${problems.join('; ')}`, 'INVALID_HANDLER');
+    return found;
   }
 
   // at shutdown, not at destroy: the workers drain in beforeApplicationShutdown, and their last events are heard
