@@ -148,7 +148,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   ) {
     throw new InvalidOptionError('logger', 'an object with log, warn and error methods', o.logger);
   }
-  return Object.freeze({
+  const config: ResolvedConfig = Object.freeze({
     connectionString: o.connectionString ?? null,
     pool: o.pool ?? null,
     db: o.db ?? null,
@@ -173,4 +173,42 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? true,
     logger: o.logger ?? null,
   });
+  refuseIneffective(o);
+  return config;
+}
+
+/**
+ * Refuses an option that, beside the others given, would do nothing (InvalidOptionError naming it, as for a
+ * misspelt one): an option is never accepted and ignored. A value that says what happens anyway (false, 0) is
+ * accepted: `preparedStatements: false` with a pool handed in, `useListenNotify: false` with `workers: false`.
+ */
+function refuseIneffective(o: QueueModuleOptions): void {
+  const handed = o.pool !== undefined && o.pool !== null ? 'pool' : o.db !== undefined && o.db !== null ? 'db' : null;
+  if (handed !== null && o.poolSize !== undefined)
+    throw new InvalidOptionError('poolSize', `left out with ${handed}: the pool handed in keeps its own size (pg.Pool's max)`, o.poolSize);
+  // the engine names statements and sets its session only on a pool it opens itself (runtime.ts, namesStatements)
+  if (handed !== null && o.preparedStatements === true)
+    throw new InvalidOptionError(
+      'preparedStatements',
+      `false or left out with ${handed}: on a pool handed in the engine prepares nothing and keeps the pool's own session settings`,
+      true,
+    );
+  if (o.queueStatRetentionDays !== undefined && o.persistQueueStats !== true)
+    throw new InvalidOptionError(
+      'queueStatRetentionDays',
+      'left out unless persistQueueStats is true: without it no snapshot is recorded to keep',
+      o.queueStatRetentionDays,
+    );
+  if (o.workers !== false) return;
+  // what only this instance's worker loops use: with workers: false it runs none
+  const loopsOnly: [keyof QueueModuleOptions, unknown, string][] = [
+    ['startWorkers', false, 'there are no loops to start'],
+    ['useListenNotify', false, 'the LISTEN connection wakes worker loops'],
+    ['logJobFailures', false, "the failures it logs are its worker loops' jobs'"],
+    ['warningSlowClaimMs', 0, "it times its worker loops' claims"],
+  ];
+  for (const [field, off, why] of loopsOnly) {
+    if (o[field] !== undefined && o[field] !== off)
+      throw new InvalidOptionError(field, `${String(off)} or left out with workers: false (${why}, and this instance runs none)`, o[field]);
+  }
 }
