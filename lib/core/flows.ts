@@ -1,6 +1,7 @@
 // Flows: jobs that wait for each other, inserted in one transaction. The graph is checked by a pure function
 // (flow-graph.ts) before anything is written; this unit inserts each queue's jobs and then the edges.
 import { callerExecutor, inTransaction, pgExecutor, type Executor } from './db.js';
+import { assertDeadLetterTargets, deadLetterTargets } from './dead-letter-targets.js';
 import { QueueError } from './errors.js';
 import { flowByQueue, flowEdges, parseFlow } from './flow-graph.js';
 import { BULK_CALL_OPTIONS } from './option-keys.js';
@@ -21,7 +22,14 @@ export class Flows {
     const byRef = parseFlow(jobs, this.rt.config.maxPayloadBytes);
     const opts = record('options', options);
     noUnknownKeys('options', opts, BULK_CALL_OPTIONS.keys, BULK_CALL_OPTIONS.hints);
+    const entries = [...byRef.values()];
     const run = async (exec: Executor): Promise<Record<string, string>> => {
+      // every job's dead-letter queue before the first insert: in the caller's transaction nothing is written either
+      const targets = deadLetterTargets(
+        entries.map((e) => e.parsed),
+        (i) => `jobs[${entries[i]!.index}].deadLetter`,
+      );
+      if (targets.length > 0) await assertDeadLetterTargets(this.rt.router, exec, targets);
       const ids: Record<string, string> = {};
       for (const [queue, group] of flowByQueue(byRef)) {
         const inserted = await this.sender.insertRows(

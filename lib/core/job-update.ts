@@ -3,6 +3,7 @@
 // update is one statement that re-checks the job's state under its row lock, so a job a worker claimed is never
 // changed (sql/update.ts).
 import { callerExecutor, inTransaction, pgExecutor, type Executor } from './db.js';
+import { assertDeadLetterTargets } from './dead-letter-targets.js';
 import { InvalidOptionError } from './errors.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
 import { isJobDefinition, jobNameOf, resolveJob, type JobName } from './job-definition.js';
@@ -142,6 +143,9 @@ export class JobUpdate {
   }
 
   private async change(exec: Executor, name: string, p: ParsedUpdate, values: UpdateValues): Promise<UpdateResult> {
+    // a job's new dead-letter queue is checked as send() checks it
+    if (values.deadLetter !== undefined)
+      await assertDeadLetterTargets(this.rt.router, exec, [{ field: 'options.deadLetter', queue: values.deadLetter }]);
     const given = 'data' in values ? [...p.given, 'data'] : p.given;
     const statement = (st: Statements): string =>
       p.id !== undefined

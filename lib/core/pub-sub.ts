@@ -1,6 +1,7 @@
 // Publish/subscribe: queues subscribe to named events, and a publish makes one job in every subscribed queue, in
 // one statement (so all or none, and inside the caller's transaction when it gives one).
 import { callerExecutor } from './db.js';
+import { assertDeadLetterTargets } from './dead-letter-targets.js';
 import { InvalidOptionError, QueueNotFoundError } from './errors.js';
 import { parseSendOptions, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
@@ -52,6 +53,8 @@ export class PubSub {
     // In a caller's transaction too, a publish made once close() has begun is refused (start()).
     await this.rt.start();
     const exec = options?.db ? callerExecutor(options.db) : this.rt.exec;
+    if (parsed.deadLetter !== undefined)
+      await assertDeadLetterTargets(this.rt.router, exec, [{ field: 'options.deadLetter', queue: parsed.deadLetter }]);
     const run = async (traceContext: string | null): Promise<PublishedJob[]> => {
       const rows = await exec.query<{ queue: string; id: string | null }>(
         this.rt.statements.publishJobs,

@@ -1,6 +1,7 @@
 // Cron schedules, as the public methods see them: schedule(), unschedule(), getSchedules(), and the bootstrap's
 // syncDeclared() for `@QueueHandler(name, { schedule })`. What fires the slots is the scheduler (scheduler.ts).
 import { parseCron, timeZone } from './cron.js';
+import { assertDeadLetterTargets } from './dead-letter-targets.js';
 import { InvalidOptionError, QueueNotFoundError } from './errors.js';
 import { DECLARED_SCHEDULE_OPTIONS, SCHEDULE_OPTIONS } from './option-keys.js';
 import { parseSendOptions } from './options.js';
@@ -44,6 +45,8 @@ interface Parsed {
   options: string;
   missed: 'once' | 'skip';
   singletonKey: boolean;
+  /** The jobs' own dead-letter queue, checked when the schedule is stored. */
+  deadLetter: string | undefined;
   next: (afterMs: number) => number | null;
 }
 
@@ -79,6 +82,7 @@ export function parseSchedule(
     options: JSON.stringify(send),
     missed: missed === undefined ? 'once' : oneOf(`${field}.missed`, missed, ['once', 'skip'] as const),
     singletonKey: parsed.singletonKey !== undefined,
+    deadLetter: parsed.deadLetter,
     next: (afterMs) => slots.next(afterMs),
   };
 }
@@ -166,6 +170,8 @@ export class Schedules {
     const profile = await this.rt.router.profile(exec, p.name);
     if (profile.policy === 'key_strict_fifo' && !p.singletonKey)
       throw new InvalidOptionError(`${field}.singletonKey`, `a key on every job of key_strict_fifo queue "${p.name}"`, undefined);
+    if (p.deadLetter !== undefined)
+      await assertDeadLetterTargets(this.rt.router, exec, [{ field: `${field}.deadLetter`, queue: p.deadLetter }]);
     // Slots are counted from the database's clock, as the scheduler fires them.
     const [{ now_ms: nowMs }] = (await exec.query<{ now_ms: number }>(this.rt.statements.databaseNow)) as [{ now_ms: number }];
     const args = [p.name, p.key, p.cron, p.tz, p.data, p.options, p.missed, managed, p.next(nowMs)];

@@ -3,6 +3,7 @@
 import { callerExecutor, type Executor } from './db.js';
 import { InvalidOptionError } from './errors.js';
 import { jobNameOf, resolveJob, type JobName } from './job-definition.js';
+import { assertDeadLetterTargets, deadLetterTargets } from './dead-letter-targets.js';
 import { BULK_CALL_OPTIONS, INSERT_JOB_OPTIONS } from './option-keys.js';
 import { parseSendOptions, parseStartAfter, type ParsedSendOptions } from './options.js';
 import { SQLSTATE, sqlState } from './pg-errors.js';
@@ -57,7 +58,7 @@ export class Sender {
     // In a caller's transaction too, a send made once close() has begun is refused (start()).
     await (underWay ? this.rt.ready() : this.rt.start());
     const exec = options?.db ? callerExecutor(options.db) : this.rt.exec;
-    const [id] = await this.insertRows(exec, name, [json], [parsed]);
+    const [id] = await this.insertRows(exec, name, [json], [parsed], () => 'options.deadLetter');
     if (id !== undefined) return { id, deduped: false, exec };
     if (parsed.dedupeKey === undefined) return { id: null, deduped: false, exec };
     const [holder] = await this.rt.router.onQueue(
@@ -152,14 +153,25 @@ export class Sender {
     );
     if (jobs.length === 0) return [];
     const exec = opts.db ? (await this.rt.start(), callerExecutor(opts.db)) : await this.rt.db();
-    return this.insertRows(exec, name, data, parsed);
+    return this.insertRows(exec, name, data, parsed, (i) => `jobs[${i}].deadLetter`);
   }
 
-  /** Inserts jobs of one queue, in a span of their send when tracing; its callers (send, insert, flows) have started the engine. */
-  insertRows(exec: Executor, name: string, data: (string | null)[], jobs: ParsedSendOptions[]): Promise<string[]> {
+  /**
+   * Inserts jobs of one queue, in a span of their send when tracing; its callers (send, insert, flows, the scheduler)
+   * have started the engine. With `deadLetterField` (the field that names the i-th job's deadLetter), the jobs'
+   * own dead-letter queues are checked first (dead-letter-targets.ts); flows check theirs before their first insert,
+   * and the scheduler sends what schedule() checked.
+   */
+  insertRows(
+    exec: Executor,
+    name: string,
+    data: (string | null)[],
+    jobs: ParsedSendOptions[],
+    deadLetterField?: (i: number) => string,
+  ): Promise<string[]> {
     const tracing = this.rt.tracing;
-    if (!tracing) return this.insertTraced(exec, name, data, jobs, null);
-    return tracing.send(name, data.length, (context) => this.insertTraced(exec, name, data, jobs, context));
+    if (!tracing) return this.insertTraced(exec, name, data, jobs, null, deadLetterField);
+    return tracing.send(name, data.length, (context) => this.insertTraced(exec, name, data, jobs, context, deadLetterField));
   }
 
   /** `traceContext`: stored in every job of the insert, for its attempts' spans to link to. */
@@ -169,8 +181,12 @@ export class Sender {
     data: (string | null)[],
     jobs: ParsedSendOptions[],
     traceContext: string | null,
+    deadLetterField: ((i: number) => string) | undefined,
   ): Promise<string[]> {
     const profile = await this.rt.router.profile(exec, name);
+    // after the queue's own profile, so that a call to a queue that does not exist says so first
+    const targets = deadLetterField ? deadLetterTargets(jobs, deadLetterField) : [];
+    if (targets.length > 0) await assertDeadLetterTargets(this.rt.router, exec, targets);
     if (profile.policy === 'key_strict_fifo') {
       jobs.forEach((job, i) => {
         if (job.singletonKey === undefined) {

@@ -80,6 +80,7 @@ describe('update', () => {
   it('by id: changes the payload and only the options given; the others stay', async () => {
     const id = await send({ v: 1 }, { priority: 3, startAfter: 600, retryLimit: 4 });
     const before = await stored(id);
+    await q.ensureQueue('dlq');
     expect(await q.update(name, { v: 2 }, { id, retryDelay: 9, deadLetter: 'dlq' })).toEqual({ jobs: [id], updated: 1 });
     const after = await stored(id);
     expect(after).toMatchObject({ data: { v: 2 }, retry_delay: 9, dead_letter: 'dlq', priority: 3, retry_limit: 4 });
