@@ -44,6 +44,10 @@ export class Runtime {
   private closingFlag = false;
   private closed = false;
   private closingDone: Promise<void> | null = null;
+  /** The pool's 'error' listener (see open()): one function, so that close() can take it off a pool handed in. */
+  private readonly onIdleError = (err: Error): void => {
+    if (!this.closed) this.events.warning(`idle connection error: ${err.message}`);
+  };
 
   constructor(
     readonly config: ResolvedConfig,
@@ -89,6 +93,7 @@ export class Runtime {
       this.pool = null;
       this.gate = null;
       if (this.config.connectionString) await pool?.end().catch(() => undefined);
+      else pool?.removeListener('error', this.onIdleError);
       throw err;
     });
     return this.starting;
@@ -171,13 +176,13 @@ export class Runtime {
       // is off (a transaction-mode pooler).
       const target = cfg.preparedStatements ? withEngineSession(cfg.connectionString) : { connectionString: cfg.connectionString };
       this.pool = new pg.Pool({ ...target, max: cfg.poolSize, allowExitOnIdle: true });
-      // An idle connection that the server drops must not crash the process; the next query reconnects.
-      this.pool.on('error', (err) => {
-        if (!this.closed) this.events.warning(`idle connection error: ${err.message}`);
-      });
     } else {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
+    // An idle connection that the server drops (a restart, a terminated backend) makes pg.Pool emit 'error', which
+    // ends the process when nothing listens; the next query reconnects. A pool handed in is listened to as long as
+    // the engine uses it: close() takes the listener off, leaving the pool as it was found.
+    this.pool.on('error', this.onIdleError);
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
     this.gate = new PoolGate(this.pool, this.namesStatements ? this.router.preparedTexts : undefined);
     if (cfg.migrate) {
@@ -272,6 +277,7 @@ export class Runtime {
       );
     }
     this.closed = true;
+    if (!owned) this.pool?.removeListener('error', this.onIdleError);
     // pg-pool's end() waits for every connection still checked out (a statement the server has not answered);
     // past the deadline close() returns, and the pool ends when they do.
     if (owned && this.pool && !(await within(this.pool.end(), Math.max(left(), 250)))) {
