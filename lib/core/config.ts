@@ -16,7 +16,10 @@ export interface QueueModuleOptions {
   schema?: string;
   /** Install or upgrade the tables at start (default true). */
   migrate?: boolean;
-  /** Run `@QueueHandler` loops in this instance (default true). */
+  /**
+   * Run `@QueueHandler` loops in this instance (default true). With false, what only loops use is refused unless it
+   * says off: startWorkers, useListenNotify and logJobFailures true, warningSlowClaimMs above 0.
+   */
   workers?: boolean;
   /**
    * Start worker loops as they are made (default true). False: `work()` and `@QueueHandler` make them stopped,
@@ -41,18 +44,19 @@ export interface QueueModuleOptions {
    * created, completed and failed since the last, and histograms of wait and run times (getQueueStats).
    */
   persistQueueStats?: boolean;
-  /** Days a monitor snapshot is kept, 1–3650 (default 7). */
+  /** Days a monitor snapshot is kept, 1–3650 (default 7); only with persistQueueStats: true. */
   queueStatRetentionDays?: number;
   /** A worker's claim slower than this many milliseconds emits a `slow-claim` warning, 0–3600000; 0: never (default 1000). */
   warningSlowClaimMs?: number;
   /** Largest accepted `data`, serialised, in bytes (default 1048576). */
   maxPayloadBytes?: number;
-  /** Connections in the pool the queue creates from `connectionString` (default 10). */
+  /** Connections in the pool the queue creates from `connectionString` (default 10); refused beside `pool` or `db`. */
   poolSize?: number;
   /**
    * Prepare the engine's statements on the pool it creates from `connectionString` (default true). Set it
    * to false behind a transaction-mode pooler (PgBouncer `pool_mode = transaction`), where a prepared
-   * statement or a session setting does not follow the session.
+   * statement or a session setting does not follow the session. Beside `pool` or `db` the engine prepares nothing
+   * and keeps the pool's settings: `true` is refused there.
    */
   preparedStatements?: boolean;
   /** Where the engine logs; Nest's Logger by default inside Nest, the console otherwise. */

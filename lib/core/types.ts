@@ -70,6 +70,7 @@ export interface SendOptions extends JobDefaults {
   dedupeKey?: string;
   /** The group (e.g. a tenant) whose active jobs a worker's `groupConcurrency` limits, and its tier. */
   group?: { id: string; tier?: string };
+  /** Queue that receives this job's copy after its last failure: an existing queue, not key_strict_fifo. */
   deadLetter?: string;
   /** Insert within the caller's transaction (a Drizzle db/tx or a pg client). */
   db?: TransactionLike;
