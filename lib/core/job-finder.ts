@@ -17,7 +17,16 @@ export interface FindJobsOptions {
   limit?: number;
   /** The `next` of the page before: the jobs older than it. */
   after?: string;
+  /**
+   * Most bytes of JSON (data, output, the dead-letter source's output, the last error) in the page, 1,024 to 67,108,864
+   * (default 1,048,576): the page stops before the job that would go past them, and `next` goes on from there. Its
+   * first job is always in it, however large.
+   */
+  maxBytes?: number;
 }
+
+/** The bytes of JSON a page of findJobs holds unless `maxBytes` says otherwise. */
+export const FIND_MAX_BYTES = 1024 * 1024;
 
 /** A page of findJobs: its jobs, newest first, and the cursor of the next page (null: this one is the last). */
 export interface JobPage<T = unknown> {
@@ -25,7 +34,7 @@ export interface JobPage<T = unknown> {
   next: string | null;
 }
 
-const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'limit', 'after']);
+const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'limit', 'after', 'maxBytes']);
 /** Every state a job can be in, in the order of its life. */
 export const JOB_STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
 /** A job id: a positive bigint, as text. */
@@ -39,6 +48,7 @@ export function parseFindOptions(value: unknown): {
   dedupeKey: string | null;
   limit: number;
   after: string | null;
+  maxBytes: number;
 } {
   const o = record('options', value ?? {});
   noUnknownKeys('options', o, KEYS);
@@ -66,6 +76,7 @@ export function parseFindOptions(value: unknown): {
     dedupeKey: optKey('options.dedupeKey', o.dedupeKey) ?? null,
     limit: o.limit === undefined ? 100 : int('options.limit', o.limit, 1, 1000),
     after: after ?? null,
+    maxBytes: o.maxBytes === undefined ? FIND_MAX_BYTES : int('options.maxBytes', o.maxBytes, 1024, 64 * 1024 * 1024),
   };
 }
 
@@ -85,16 +96,17 @@ export class JobFinder {
     const o = parseFindOptions(options);
     const exec = await this.rt.db();
     // one more than the page: whether a next page exists, without a query of its own
-    const args = [name, o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1];
+    const args = [name, o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1, o.maxBytes];
     const rows = await this.rt.router.onQueue(
       exec,
       name,
-      (st) => exec.query<JobRow>(statementFor(st, o), args),
+      (st) => exec.query<JobRow & { found: string }>(statementFor(st, o), args),
       (found) => found.length === 0,
     );
     // no row: an empty page, or no such queue (its statements then name `jobs`, and find nothing)
     if (rows.length === 0) await this.rt.router.assertExists(exec, name);
     const jobs = rows.slice(0, o.limit).map((r) => toJobWithMetadata<T>(r));
-    return { jobs, next: rows.length > o.limit ? jobs.at(-1)!.id : null };
+    // more rows found than the page holds: cut by its length or by its bytes
+    return { jobs, next: rows.length > 0 && Number(rows[0]!.found) > jobs.length ? jobs.at(-1)!.id : null };
   }
 }

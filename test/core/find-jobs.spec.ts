@@ -76,22 +76,22 @@ describe('findJobs', () => {
     const removed = (text: string) =>
       [...text.matchAll(/Rows Removed by (?:Filter|Index Recheck): (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
 
-    const all = await plan(st.findJobs, `'find.plan', NULL, NULL, NULL, NULL, 101`);
+    const all = await plan(st.findJobs, `'find.plan', NULL, NULL, NULL, NULL, 101, 1048576`);
     expect(all).toMatch(/Index Scan Backward using jobs_default_pkey[\s\S]*Index Cond: .*id < /);
     expect(removed(all)).toBe(0);
-    const failed = await plan(st.findFailedJobs, `'find.plan', '{failed}', NULL, NULL, NULL, 101`);
+    const failed = await plan(st.findFailedJobs, `'find.plan', '{failed}', NULL, NULL, NULL, 101, 1048576`);
     expect(failed).toMatch(/Index Scan Backward using jobs_default_queue_id_idx[\s\S]*Index Cond: .*id < /);
     expect(failed).not.toMatch(/Seq Scan|Sort/);
     expect(removed(failed)).toBe(0);
-    const byKey = await plan(st.findJobsBySingletonKey, `'find.plan', NULL, 'k7', NULL, NULL, 101`);
+    const byKey = await plan(st.findJobsBySingletonKey, `'find.plan', NULL, 'k7', NULL, NULL, 101, 1048576`);
     expect(byKey).toMatch(/jobs_default_queue_singleton_key_id_idx/);
     expect(byKey).not.toMatch(/Seq Scan|jobs_default_pkey/);
-    const byDedupe = await plan(st.findJobsByDedupeKey, `'find.plan', NULL, NULL, 'd77', NULL, 101`);
+    const byDedupe = await plan(st.findJobsByDedupeKey, `'find.plan', NULL, NULL, 'd77', NULL, 101, 1048576`);
     expect(byDedupe).toMatch(/jobs_default_queue_dedupe_key_id_idx/);
     expect(byDedupe).not.toMatch(/Seq Scan|jobs_default_pkey/);
     expect(removed(byDedupe)).toBe(0);
     // a part the states asked leave out reads nothing
-    const failedOfKey = await plan(st.findJobsBySingletonKey, `'find.plan', '{failed}', 'k7', NULL, NULL, 101`);
+    const failedOfKey = await plan(st.findJobsBySingletonKey, `'find.plan', '{failed}', 'k7', NULL, NULL, 101, 1048576`);
     expect(failedOfKey.match(/never executed/g)?.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -121,11 +121,54 @@ describe('findJobs', () => {
       [{ after: 'abc' }, 'options.after'],
       [{ after: '99999999999999999999' }, 'options.after'],
       [{ sort: 'asc' }, 'options.sort'],
+      [{ maxBytes: 1023 }, 'options.maxBytes'],
+      [{ maxBytes: 64 * 1024 * 1024 + 1 }, 'options.maxBytes'],
     ] as const) {
       await expect(q.findJobs('find.filters', options as object)).rejects.toThrow(InvalidOptionError);
       await expect(q.findJobs('find.filters', options as object)).rejects.toThrow(field);
     }
     await expect(q.findJobs('find.none')).rejects.toThrow(QueueNotFoundError);
+  });
+});
+
+describe('findJobs pages by bytes as well as rows', () => {
+  it('cuts 30 MB of jobs into pages of at most 1 MB past their first job, and pages on through each once', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('find.bytes');
+    // 300 jobs of 100 kB each: 30 MB in a queue whose page of 100 rows would hold 10 MB
+    const blob = 'b'.repeat(100_000);
+    for (let i = 0; i < 3; i++)
+      await q.insert(
+        'find.bytes',
+        Array.from({ length: 100 }, (_, n) => ({ data: { n: i * 100 + n, blob } })),
+      );
+    const all = (await f.sql<{ id: string }>(`SELECT id::text AS id FROM $schema.jobs WHERE queue = 'find.bytes' ORDER BY id DESC`)).map(
+      (r) => r.id,
+    );
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const { jobs, next } = await q.findJobs('find.bytes', { limit: 1000, ...(after ? { after } : {}) });
+      const bytes = jobs.reduce((n, j) => n + JSON.stringify(j.data).length, 0);
+      // every job but the last of the page began within the bound
+      expect(bytes - JSON.stringify(jobs.at(-1)!.data).length).toBeLessThan(1024 * 1024);
+      if (next) expect(jobs.length).toBeLessThan(12);
+      seen.push(...jobs.map((j) => j.id));
+      if (!next) break;
+      expect(next).toBe(jobs.at(-1)!.id);
+      after = next;
+    }
+    expect(seen).toEqual(all);
+    // a bound of its own; one job larger than the bound is its page alone, and the next page goes on after it
+    const small = await q.findJobs('find.bytes', { maxBytes: 1024 });
+    expect(small.jobs).toHaveLength(1);
+    expect(small.next).toBe(all[0]);
+    expect((await q.findJobs('find.bytes', { maxBytes: 250_000 })).jobs).toHaveLength(3);
+    // a page that holds every row asked for has no next
+    const last = await q.findJobs('find.bytes', { after: all[2]!, maxBytes: 64 * 1024 * 1024 });
+    expect(last.jobs.map((j) => j.id)).toEqual(all.slice(3, 103));
+    expect(last.next).toBe(all[102]);
+    expect((await q.findJobs('find.bytes', { after: all[290]!, maxBytes: 64 * 1024 * 1024 })).next).toBeNull();
   });
 });
 

@@ -3,7 +3,10 @@ import { JOB_COLUMNS } from './fragments.js';
 // findJobs' statements, one text per shape of what is asked: the engine's sessions plan every statement once for
 // any values (force_generic_plan, db.ts), so a partial index is used only where the text itself says it applies.
 // Parameters of all: $1 queue, $2 states (null: any), $3 singleton key, $4 dedupe key, $5 the cursor (the last id
-// of the previous page; null: from the newest), $6 how many.
+// of the previous page; null: from the newest), $6 how many, $7 how many bytes of JSON (data, output, the dead-letter
+// source's output, the last error) the page may hold: a page stops at the job that would go past them (the first job
+// is always in it), and `found` says how many the rows asked for would have held, so the caller knows a next page
+// is there.
 
 /** Below the cursor: an index condition on the id in any plan (a null cursor is the largest id). */
 const BELOW = `j.id < coalesce($5::bigint, 9223372036854775807)`;
@@ -14,19 +17,35 @@ const IN_STATES = (s: string) => `($2::${s}.job_state[] IS NULL OR j.state = ANY
 /** $3 and $4 are the keyed statements'; null here. */
 const NO_KEYS = `$3::text IS NULL AND $4::text IS NULL`;
 
+/**
+ * The rows of `rows` (JOB_COLUMNS and the id as `n`, at most $6 of them) that fit in $7 bytes, newest first. The bytes
+ * are measured only of the rows the index gave, never of the rest of the table.
+ */
+const WITHIN_BYTES = (rows: string) => `
+SELECT * FROM (
+  SELECT g.*, sum(g.bytes) OVER (ORDER BY g.n DESC ROWS UNBOUNDED PRECEDING) - g.bytes AS bytes_before, count(*) OVER () AS found
+  FROM (
+    SELECT f.*, coalesce(octet_length(f.data::text), 0) + coalesce(octet_length(f.output::text), 0)
+      + coalesce(octet_length(f.source_output::text), 0) + coalesce(octet_length(f.last_error::text), 0) AS bytes
+    FROM (${rows}) f
+  ) g
+) p
+WHERE p.bytes_before < $7::bigint
+ORDER BY p.n DESC`;
+
 /** A page of queue $1's jobs, newest first: the primary key read backwards from the cursor, until the page is full. */
-export const findJobs = (s: string, t = `${s}.jobs`) => `
-SELECT ${JOB_COLUMNS} FROM ${t} j
-WHERE j.queue = $1 AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
-ORDER BY j.id DESC
-LIMIT $6`;
+export const findJobs = (s: string, t = `${s}.jobs`) =>
+  WITHIN_BYTES(`SELECT ${JOB_COLUMNS}, j.id AS n FROM ${t} j
+    WHERE j.queue = $1 AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
+    ORDER BY j.id DESC
+    LIMIT $6`);
 
 /** findJobs for failed jobs ($2 is '{failed}'): jobs_failed_find_idx, which holds only those. */
-export const findFailedJobs = (s: string, t = `${s}.jobs`) => `
-SELECT ${JOB_COLUMNS} FROM ${t} j
-WHERE j.queue = $1 AND j.state = 'failed' AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
-ORDER BY j.id DESC
-LIMIT $6`;
+export const findFailedJobs = (s: string, t = `${s}.jobs`) =>
+  WITHIN_BYTES(`SELECT ${JOB_COLUMNS}, j.id AS n FROM ${t} j
+    WHERE j.queue = $1 AND j.state = 'failed' AND ${BELOW} AND ${IN_STATES(s)} AND ${NO_KEYS}
+    ORDER BY j.id DESC
+    LIMIT $6`);
 
 /**
  * findJobs for the jobs of a key (`key`: the singleton key, $3, or the dedupe key, $4; the other, when given, is a
@@ -43,14 +62,13 @@ const BY_KEY = (s: string, t: string, key: 'singleton_key' | 'dedupe_key') => {
   WHERE j.queue = $1 AND ${state} AND j.${key} = ${own}::text AND (${other}::text IS NULL OR j.${otherColumn} = ${other}::text)
     AND ${BELOW} AND ${IN_STATES(s)} AND ($2::${s}.job_state[] IS NULL OR $2::${s}.job_state[] && '${states}'::${s}.job_state[])
   ORDER BY j.id DESC LIMIT $6)`;
-  return `
-SELECT * FROM (
-  ${part("j.state > 'active'", '{completed,cancelled,failed}')}
-  UNION ALL ${part("j.state = 'active'", '{active}')}
-  UNION ALL ${part("j.state < 'active'", '{created,retry}')}
-) k
-ORDER BY k.n DESC
-LIMIT $6`;
+  return WITHIN_BYTES(`SELECT * FROM (
+    ${part("j.state > 'active'", '{completed,cancelled,failed}')}
+    UNION ALL ${part("j.state = 'active'", '{active}')}
+    UNION ALL ${part("j.state < 'active'", '{created,retry}')}
+  ) k
+  ORDER BY k.n DESC
+  LIMIT $6`);
 };
 
 /** findJobs for the jobs of singleton key $3 (and dedupe key $4, when given): see BY_KEY. */
