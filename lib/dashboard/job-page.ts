@@ -2,54 +2,39 @@
 // output as `redact` lets them be shown. Rendered on the server only; like the main page, everything stored goes
 // through esc().
 import type { JobView } from '../core/dashboard/job-view.js';
+import { redactJob, type Redact, type RedactedError, type Shown } from '../core/redact.js';
 import type { JobWithMetadata } from '../core/types.js';
+import { boundedJson, Unrenderable } from './bounded-json.js';
 import { documentOf } from './page.js';
 import { duration, esc, jobLink } from './render.js';
 
-/**
- * What the dashboard shows of a job: `redact(job)`'s answer, whose `data` and `output` are shown in place of the
- * stored ones (a field it leaves out is not shown at all); a `lastError` in it replaces the stored error's message
- * and stack (null hides them).
- */
-export type Redact = (job: Readonly<JobWithMetadata>) => {
-  data?: unknown;
-  output?: unknown;
-  lastError?: Pick<NonNullable<JobWithMetadata['lastError']>, 'name' | 'message' | 'stack'> | null;
-};
-
-type ShownError = { name: string; message: string; stack?: string } | null;
+export type { Redact } from '../core/redact.js';
 
 /** The longest JSON shown of a payload or output (the rest is cut, and the page says so). */
 export const SHOWN_JSON_MAX = 64 * 1024;
 
 /** The job's data, output and last error as the page shows them: JSON text, or why it is not shown. */
-export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string; error: ShownError } {
-  if (!redact) return { data: json(job.data), output: json(job.output), error: job.lastError };
-  let shown: ReturnType<Redact>;
-  try {
-    shown = redact(structuredClone(job));
-  } catch (err) {
-    // only the error's name: its message may quote what redact was hiding (JSON.parse's does)
-    const why = `hidden: redact(job) threw ${err instanceof Error ? err.name : typeof err}`;
-    return { data: why, output: why, error: job.lastError ? { name: 'Error', message: why } : null };
-  }
-  const has = (key: string) => shown !== null && typeof shown === 'object' && Object.hasOwn(shown, key);
-  const pick = (key: 'data' | 'output') => (has(key) ? json(shown[key]) : 'hidden by redact(job)');
-  return { data: pick('data'), output: pick('output'), error: has('lastError') ? (shown.lastError ?? null) : job.lastError };
+export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string; error: RedactedError } {
+  const shown = redactJob(job, redact);
+  const text = (v: Shown<unknown>) => ('hidden' in v ? v.hidden : json(v.value));
+  const error = shown.lastError;
+  return {
+    data: text(shown.data),
+    output: text(shown.output),
+    error: 'value' in error ? error.value : job.lastError ? { name: 'Error', message: error.hidden } : null,
+  };
 }
 
 function json(value: unknown): string {
   if (value === undefined || value === null) return 'null';
-  let text: string;
   try {
+    const { text, cut } = boundedJson(value, SHOWN_JSON_MAX);
     // a function or a symbol has no JSON: its type says what it was
-    text = JSON.stringify(value, null, 2) ?? `(${typeof value})`;
+    if (text === undefined) return `(${typeof value})`;
+    return cut ? `${text}\n… cut at ${SHOWN_JSON_MAX.toLocaleString('en-US')} characters: the rest is not shown` : text;
   } catch (err) {
-    return `not shown: ${err instanceof Error ? err.message : String(err)}`;
+    return `not shown: ${err instanceof Unrenderable ? err.message : String(err)}`;
   }
-  return text.length > SHOWN_JSON_MAX
-    ? `${text.slice(0, SHOWN_JSON_MAX)}\n… ${(text.length - SHOWN_JSON_MAX).toLocaleString('en-US')} more characters not shown`
-    : text;
 }
 
 /** A time as stored, and how far it is from the view's "now". */

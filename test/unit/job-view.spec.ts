@@ -98,6 +98,7 @@ const job = (over: Partial<JobWithMetadata> = {}): JobWithMetadata => ({
   state: 'failed',
   priority: 0,
   retryCount: 2,
+  retryBase: 0,
   claimCount: 3,
   retryLimit: 2,
   retryDelay: 0,
