@@ -122,3 +122,16 @@ export class UnsupportedServerError extends QueueError {
     );
   }
 }
+
+/**
+ * A dashboard or admin API call found every connection the operators may hold busy, and waited its turn too long
+ * (or too many calls waited already): answered 503, try again. The workers' connections are never taken by them.
+ */
+export class OperatorBusyError extends QueueError {
+  constructor(
+    readonly waitedMs: number,
+    readonly running: number,
+  ) {
+    super(`${running} operator calls are running and this one waited ${waitedMs} ms for its turn: try again`, 'OPERATOR_BUSY');
+  }
+}

@@ -23,6 +23,7 @@ const STATUS: Readonly<Record<string, number>> = {
   JOB_RACE: 409,
   QUEUE_RACE: 409,
   QUEUE_CLOSED: 503,
+  OPERATOR_BUSY: 503,
 };
 
 /** Node's codes of a connection that could not be made or was lost. */

@@ -22,3 +22,5 @@ export type { QueueEvents, QueueWarning, QueueEngineError, JobEvent, JobTiming }
 export type { MonitorResult, MonitoredQueue } from './monitor.js';
 export type { PublishedJob } from './pub-sub.js';
 export type { JobDetails } from './dependencies.js';
+export { FIND_MAX_BYTES } from './job-finder.js';
+export type { Redact, RedactedError } from './redact.js';

@@ -1,8 +1,9 @@
 // The dashboard inside the user's Nest app: QueueDashboardModule.forRoot({ path, guards }) mounts a read-only page
 // at `path`, its assets, and a Server-Sent Events stream that every open page shares (one sampler per instance:
 // lib/core/dashboard/sampler.ts). GET routes only; every response carries a Content-Security-Policy without
-// 'unsafe-inline' and X-Frame-Options DENY. With no guard, only requests from this host (loopback, not proxied) are
-// answered.
+// 'unsafe-inline' and X-Frame-Options DENY, and a request from another site's page is refused before any work. It is
+// never mounted open by accident: without guards it refuses to start, unless `localOnly: true` asks for this host
+// only (never in production). Every job's data, output and error goes through `redact` before it leaves.
 import { readFile } from 'node:fs/promises';
 import {
   Controller,
@@ -15,6 +16,7 @@ import {
   Param,
   Req,
   Res,
+  ServiceUnavailableException,
   Sse,
   UseGuards,
   type CanActivate,
@@ -28,32 +30,55 @@ import {
 } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { DashboardSampler, type SamplerSource } from '../core/dashboard/sampler.js';
+import { SnapshotRedactor } from '../core/dashboard/redacted.js';
 import { SnapshotEncoder } from '../core/dashboard/stream.js';
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
+import { operatorGate, type ReadGate } from '../core/read-gate.js';
+import { redactOption, type Redact } from '../core/redact.js';
 import { packageVersion } from '../core/version.js';
-import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage, type Redact } from '../dashboard/job-page.js';
+import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
-import { headersMiddleware, MOUNTED_CONTROLLER, routePath } from './mount.js';
+import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, routePath, SameOriginOnly } from './mount.js';
 import { QueueService } from './queue.service.js';
+
+export type { Redact, RedactedError } from '../core/redact.js';
 
 export interface QueueDashboardOptions {
   /** The path the dashboard is served at (default `/queues`). */
   path?: string;
   /**
    * Nest guards every route of the dashboard runs, as classes (made in this module: their dependencies must be global
-   * providers) or instances. Without any, only requests from this host that came through no proxy are answered.
+   * providers) or instances. Required, unless `localOnly: true`: the dashboard shows every job's data and errors.
    */
   guards?: (Type<CanActivate> | CanActivate)[];
   /**
-   * What the job view may show of a job: called with a copy of the job, its answer's `data` and `output` are shown
-   * in their place (a field it leaves out is not shown; a throw hides both), and its `lastError`, if it has one, in
-   * place of the stored error's message and stack (null hides them). Without it, all are shown as stored.
+   * Answer only requests from this host that came through no proxy (no Forwarded, X-Forwarded-*, X-Real-IP or Via
+   * header), before any guard: for a dashboard on a developer's machine. Refused when NODE_ENV is `production`: a
+   * proxy on the same host that adds no forwarding header (nginx's plain `proxy_pass`) cannot be told from a local
+   * client.
+   */
+  localOnly?: boolean;
+  /**
+   * What may be shown of a job, wherever the dashboard shows one (the job view, the feed's and the problems' error
+   * messages): called synchronously with a copy of the job, its answer's `data` and `output` are shown in their place
+   * (a field it leaves out is not shown; a throw hides all), and its `lastError`, if it has one, in place of the stored
+   * error's name, message and stack (null hides them). The feed and problems know a job's id, queue and error only:
+   * there `job.data` and `job.output` are undefined. Without it, all is shown as stored. An async function is refused.
    */
   redact?: Redact;
 }
+
+/** Event streams one app serves at once; the next page is answered 503 (it falls back to reloading). */
+export const MAX_EVENT_STREAMS = 100;
+
+/**
+ * Characters of events that may wait for a viewer that does not read them (its socket's buffers full) before its
+ * stream is dropped; its page reconnects and starts again from a whole snapshot.
+ */
+export const MAX_PENDING_EVENT_CHARS = 1024 * 1024;
 
 /** The security headers of every response of the dashboard. */
 export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
@@ -85,8 +110,11 @@ export function isLocalHost(host: string | undefined): boolean {
   return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
+/** Headers by which a proxy says it forwarded a request. */
+const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'];
+
 /**
- * The guard when none is configured: this host only. A request that came through a proxy (which may well run on
+ * The guard of `localOnly`: this host only. A request that came through a proxy (which may well run on
  * this host) says so in its headers and is refused, so that a proxy does not open the dashboard to the network; a
  * Host that is not this host's name (a page elsewhere whose name was rebound to 127.0.0.1) is refused too. A proxy
  * that adds no forwarding header cannot be told from a local client: behind one, configure guards.
@@ -95,7 +123,7 @@ export function isLocalHost(host: string | undefined): boolean {
 export class LoopbackOnlyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<HttpRequest>();
-    const proxied = ['x-forwarded-for', 'forwarded', 'x-real-ip'].some((h) => req.headers[h] !== undefined);
+    const proxied = PROXY_HEADERS.some((h) => req.headers[h] !== undefined);
     const host = req.headers.host;
     return (
       !proxied &&
@@ -108,6 +136,9 @@ export class LoopbackOnlyGuard implements CanActivate {
 /** Sets DASHBOARD_HEADERS on every response of the dashboard's routes, a guard's refusal included. */
 const DashboardHeaders = headersMiddleware(DASHBOARD_HEADERS);
 
+/** The `redact` option, for the host and the job view. */
+const REDACT = Symbol('pgqueue:dashboard-redact');
+
 /** The engine's sampler and the page's assets, one per app. */
 @Injectable()
 export class DashboardHost implements OnModuleDestroy {
@@ -117,7 +148,14 @@ export class DashboardHost implements OnModuleDestroy {
   /** The engine's statements and connections, as the sampler and the job view read them. */
   readonly source: SamplerSource;
 
-  constructor(private readonly queue: QueueService) {
+  /** The snapshots as `redact` lets them be seen: what every route and stream sends. */
+  private readonly redactor: SnapshotRedactor;
+
+  constructor(
+    private readonly queue: QueueService,
+    @Inject(REDACT) redact: { fn: Redact | undefined },
+  ) {
+    this.redactor = new SnapshotRedactor(redact.fn);
     this.source = {
       get statements() {
         return runtimeOf(queue).statements;
@@ -140,9 +178,20 @@ export class DashboardHost implements OnModuleDestroy {
   /** Open event streams, ended when the app closes (an open stream would hold the server's close). */
   readonly streams = new Set<{ complete(): void }>();
 
-  /** The latest snapshot while the sampler runs, else a sample read now (the last one may be hours old). */
+  /** The latest snapshot while the sampler runs, else a sample read now (the last one may be hours old); redacted. */
   async snapshot(): Promise<DashboardSnapshot> {
-    return this.sampler.live && this.sampler.snapshot ? this.sampler.snapshot : this.sampler.sampleNow();
+    return this.view(this.sampler.live && this.sampler.snapshot ? this.sampler.snapshot : await this.sampler.sampleNow());
+  }
+
+  /** A snapshot of the sampler's as it may be seen (redact applied once per snapshot, whatever the viewers). */
+  view(s: DashboardSnapshot): DashboardSnapshot {
+    return this.redactor.view(s);
+  }
+
+  /** The turn a request's own reads wait for: a flood of job views never takes the workers' connections. */
+  get reads(): ReadGate {
+    const max = (runtimeOf(this.queue).connectionOptions as { max?: number }).max;
+    return operatorGate(runtimeOf(this.queue), typeof max === 'number' ? max : 10);
   }
 
   /** A file of the page, read once: app.js and app.css (assets/), render.js (compiled beside page.js). */
@@ -169,8 +218,6 @@ export class DashboardHost implements OnModuleDestroy {
 function pathOf(req: { originalUrl?: string; url: string }): string {
   return (req.originalUrl ?? req.url).split('?')[0]!.replace(/\/+$/, '');
 }
-
-const REDACT = Symbol('pgqueue:dashboard-redact');
 
 /** The dashboard's controller for `path`, behind `guards`. */
 function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
@@ -199,7 +246,7 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       const base = pathOf(req).replace(/\/jobs\/[^/]*$/, '');
       let view: JobView | null;
       try {
-        view = await readJobView(this.host.source, id);
+        view = await this.host.reads.run(() => readJobView(this.host.source, id));
       } catch (err) {
         // the database is away or too slow (the read's statement_timeout): say so, as the main page does
         res.status(503);
@@ -215,12 +262,19 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       return this.host.snapshot();
     }
 
-    @Sse('events')
+    @Sse('events', { maxPendingDataLength: MAX_PENDING_EVENT_CHARS })
     events(): Observable<MessageEvent> {
+      if (this.host.streams.size >= MAX_EVENT_STREAMS)
+        throw new ServiceUnavailableException({
+          statusCode: 503,
+          code: 'TOO_MANY_STREAMS',
+          message: `${MAX_EVENT_STREAMS} dashboard pages are open on this instance already: close one, or reload later`,
+        });
       return new Observable<MessageEvent>((subscriber) => {
         // the first event is the whole snapshot, the later ones its changes, each serialised once for every viewer
         let first = true;
-        const send = (s: DashboardSnapshot) => {
+        const send = (sample: DashboardSnapshot) => {
+          const s = this.host.view(sample);
           subscriber.next({ data: first ? this.host.encoder.full(s) : this.host.encoder.delta(s) });
           first = false;
         };
@@ -262,29 +316,38 @@ export class QueueDashboardModule implements NestModule {
   constructor(@Optional() @Inject(MOUNTED_CONTROLLER) private readonly controller: Type<unknown> | null) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    if (this.controller) consumer.apply(DashboardHeaders).forRoutes(this.controller);
+    if (this.controller) consumer.apply(DashboardHeaders, SameOriginOnly).forRoutes(this.controller);
   }
 
   static forRoot(options: QueueDashboardOptions = {}): DynamicModule {
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOptionError('options', 'an object { path?, guards?, localOnly?, redact? }', options);
+    knownKeys('QueueDashboardModule', options, ['path', 'guards', 'localOnly', 'redact']);
     const path = routePath('path', options.path ?? '/queues', '/queues');
     if (options.guards !== undefined && !Array.isArray(options.guards))
       throw new InvalidOptionError('guards', 'an array of guards (classes or instances)', options.guards);
-    const guards = options.guards?.length ? options.guards : [LoopbackOnlyGuard];
-    if (options.redact !== undefined && typeof options.redact !== 'function')
+    if (options.localOnly !== undefined && typeof options.localOnly !== 'boolean')
+      throw new InvalidOptionError('localOnly', 'true or false', options.localOnly);
+    const localOnly = options.localOnly === true;
+    if (localOnly && process.env.NODE_ENV === 'production')
       throw new InvalidOptionError(
-        'redact',
-        'a function (job) => ({ data, output, lastError? }) whose answer the job view shows',
-        options.redact,
+        'localOnly',
+        'absent when NODE_ENV is production: give guards (a proxy on this host without forwarding headers looks local)',
+        true,
       );
+    if (!localOnly && !options.guards?.length)
+      throw new InvalidOptionError(
+        'guards',
+        'at least one guard (a class or an instance): the dashboard shows every job; or localOnly: true for this host only, outside production',
+        options.guards,
+      );
+    const guards = [...(localOnly ? [LoopbackOnlyGuard] : []), ...(options.guards ?? [])];
+    const redact = redactOption(options.redact);
     const controller = dashboardController(path, guards);
     return {
       module: QueueDashboardModule,
       controllers: [controller],
-      providers: [
-        DashboardHost,
-        { provide: REDACT, useValue: { fn: options.redact } },
-        { provide: MOUNTED_CONTROLLER, useValue: controller },
-      ],
+      providers: [DashboardHost, { provide: REDACT, useValue: { fn: redact } }, { provide: MOUNTED_CONTROLLER, useValue: controller }],
     };
   }
 }

@@ -1,7 +1,9 @@
-// What the dashboard and the admin API share as routes mounted in the user's app: the check of their path, and
-// the middleware that puts their headers on every answer of their controller, a guard's refusal included.
+// What the dashboard and the admin API share as routes mounted in the user's app: the check of their path and
+// options, the middleware that puts their headers on every answer of their controller (a guard's refusal included),
+// and the one that refuses a request from another site's page before any guard or handler runs.
 import { Injectable, type NestMiddleware, type Type } from '@nestjs/common';
 import { InvalidOptionError } from '../core/errors.js';
+import { crossOriginReason } from '../core/http-origin.js';
 
 /** A route path as the modules take it: begins with `/`, ends without one, only characters a route path may hold. */
 export function routePath(field: string, value: unknown, example: string): string {
@@ -28,3 +30,37 @@ export function headersMiddleware(headers: Readonly<Record<string, string>>): Ty
 
 /** The controller a module's forRoot() made, for the module's middleware (each module provides its own). */
 export const MOUNTED_CONTROLLER = Symbol('pgqueue:mounted-controller');
+
+/** Refuses any key of `options` that `keys` does not hold, naming it (a misspelt option must not be ignored). */
+export function knownKeys(module: string, options: object, keys: readonly string[]): void {
+  for (const key of Object.keys(options))
+    if (!keys.includes(key))
+      throw new InvalidOptionError(key, `absent: ${module}.forRoot takes ${keys.join(', ')}`, (options as Record<string, unknown>)[key]);
+}
+
+interface RawRequest {
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { encrypted?: boolean };
+}
+
+interface RawResponse {
+  statusCode: number;
+  setHeader(name: string, value: string): unknown;
+  end(body: string): unknown;
+}
+
+/**
+ * Answers 403 to a request from another site's page (crossOriginReason), before the guards and the handler: a page
+ * elsewhere can neither read these routes through an operator's browser nor change jobs with it. A request without
+ * Origin and Sec-Fetch-Site (curl, scripts) passes.
+ */
+@Injectable()
+export class SameOriginOnly implements NestMiddleware {
+  use(req: RawRequest, res: RawResponse, next: () => void): void {
+    const reason = crossOriginReason(req.headers, req.socket?.encrypted === true);
+    if (reason === null) return next();
+    res.statusCode = 403;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ statusCode: 403, code: 'CROSS_ORIGIN', message: `refused: a request from another site (${reason})` }));
+  }
+}
