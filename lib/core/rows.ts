@@ -118,6 +118,7 @@ export interface JobRow {
   start_after: Date | number;
   retry_count: number;
   claim_count: number;
+  retry_base: number;
   retry_limit: number;
   retry_delay: number;
   retry_backoff: boolean;
@@ -169,6 +170,7 @@ export function toJobWithMetadata<T>(r: JobRow): JobWithMetadata<T> {
     priority: r.priority,
     retryCount: r.retry_count,
     claimCount: r.claim_count,
+    retryBase: r.retry_base,
     retryLimit: r.retry_limit,
     retryDelay: r.retry_delay,
     retryBackoff: r.retry_backoff,

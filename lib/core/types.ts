@@ -192,6 +192,11 @@ export interface JobWithMetadata<T = unknown> {
   retryCount: number;
   /** How many times the job has been claimed (retries, reaped leases and hand-backs included). */
   claimCount: number;
+  /**
+   * The retryCount at which the job's current retry budget began: 0, until retry() gives a failed job a fresh budget
+   * (its retries then count from here, and retryLimit moved up with it).
+   */
+  retryBase: number;
   retryLimit: number;
   retryDelay: number;
   retryBackoff: boolean;

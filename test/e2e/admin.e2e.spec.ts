@@ -1,10 +1,10 @@
 // The admin HTTP API mounted in a Nest app, on Express and on Fastify, called over HTTP as an operator's script
-// would: each route's answer, the engine's typed errors as 400/404/409, the guard's refusal, and the JSON-only rule
-// that keeps a form on another site from changing anything.
+// would: each route's answer, the engine's typed errors as 400/404/409, the guard's refusal, the JSON-only rule of
+// bodies, and the refusal of a request from another site's page. Seed 002's own curl lines: admin-reference.e2e.spec.ts.
 import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { QueueModule, QueueService } from 'nestjs-pgqueue';
+import { InvalidOptionError, QueueModule, QueueService } from 'nestjs-pgqueue';
 import { QueueAdminModule, isJsonContentType } from 'nestjs-pgqueue/admin';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
@@ -94,6 +94,15 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
       [{ queue: 'admin.mail', options: { data: { to: 'x' } } }, 'options.data'],
       [{ queue: 'admin.mail', data: { s: 'nul \u0000 here' } }, 'data'],
       [[1, 2], 'body'],
+      // the two forms of the body do not mix
+      [{ queue: 'admin.mail', data: {}, maxAttempts: 3 }, 'maxAttempts'],
+      [{ queue: 'admin.mail', payload: {}, options: {} }, 'payload'],
+      [{ queue: 'admin.mail', payload: {}, maxAttempts: 0 }, 'maxAttempts'],
+      [{ queue: 'admin.mail', payload: {}, runAt: 'tomorrow' }, 'runAt'],
+      [{ queue: 'admin.mail', payload: {}, runAt: '2026-01-02' }, 'runAt'],
+      [{ queue: 'admin.mail', payload: {}, delay: -1 }, 'delay'],
+      [{ queue: 'admin.mail', payload: {}, delay: 1.5 }, 'delay'],
+      [{ queue: 'admin.mail', payload: {}, priority: 'high' }, 'options.priority'],
     ];
     for (const [body, field] of cases) {
       const res = await call(`${url}/enqueue`, 'POST', body);
@@ -129,8 +138,19 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
       name: 'admin.mail',
       state: 'failed',
       data: { i: 0 },
-      lastError: { message: 'smtp down' },
+      lastErrorDetail: { message: 'smtp down', attempt: 1 },
+      // seed 002's job shape beside the engine's
+      payload: { i: 0 },
+      status: 'failed',
+      attempts: 1,
+      maxAttempts: 1,
+      lastError: 'smtp down',
+      dedupeKey: null,
+      priority: 0,
     });
+    expect(got.body.runAfter).toBe(got.body.startAfter);
+    expect(got.body.startedAt).toBe(got.body.startedOn);
+    expect(Date.parse(got.body.startedAt)).not.toBeNaN();
     expect((await call(`${url}/jobs/999999999`, 'GET', undefined, auth)).body).toMatchObject({ statusCode: 404, code: 'JOB_NOT_FOUND' });
     expect((await call(`${url}/jobs/abc`, 'GET', undefined, auth)).body).toMatchObject({ statusCode: 400, field: 'id' });
 
@@ -162,7 +182,8 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
     expect(nested).toMatchObject({ status: 200, body: { jobs: [], next: null } });
 
     const retried = await call(`${url}/jobs/${ids[0]}/retry`, 'POST', {});
-    expect(retried).toMatchObject({ status: 200, body: { id: ids[0], state: 'retry' } });
+    // a fresh budget: no attempt of it begun yet
+    expect(retried).toMatchObject({ status: 200, body: { id: ids[0], state: 'retry', status: 'pending', attempts: 0, maxAttempts: 1 } });
     // the job is no longer failed: a second retry is refused, naming its state
     const refused = await call(`${url}/jobs/${ids[0]}/retry`, 'POST', {});
     expect(refused.status).toBe(400);
@@ -192,7 +213,7 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
     });
   });
 
-  it('the guard refuses first (401 without a token, 403 with a wrong one); a form-encoded or untyped change is refused with 415', async () => {
+  it('the guard refuses first (401 without a token, 403 with a wrong one); a body that is not JSON is refused with 415', async () => {
     const queue = app.get(QueueService);
     const anonymous = await call(`${url}/jobs/1`, 'GET', undefined, {});
     expect(anonymous.status).toBe(401);
@@ -209,10 +230,50 @@ describe.each(['express', 'fastify'] as const)('QueueAdminModule on %s', (platfo
     expect(form.status).toBe(415);
     const text = await call(`${url}/queues/admin.mail/pause`, 'POST', 'x', { ...auth, 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
-    // a fetch with no body and no type (as no-cors fetch from another site may send) changes nothing either
-    expect((await call(`${url}/queues/admin.mail/pause`, 'POST', undefined, auth)).status).toBe(415);
-    expect((await call(`${url}/jobs/1`, 'DELETE', undefined, auth)).status).toBe(415);
+    const untyped = await call(`${url}/queues/admin.mail/pause`, 'POST', '{}', auth);
+    expect(untyped.status).toBe(415);
     expect((await queue.getQueue('admin.mail', { force: true }))!).toMatchObject({ queuedCount: before, paused: false });
+  });
+
+  it('refuses a request from another site’s page with 403 before the guard runs; a request with neither header, or from its own page, passes', async () => {
+    const queue = app.get(QueueService);
+    const own = new URL(url).origin;
+    let guarded = 0;
+    const before = (await queue.getQueue('admin.mail', { force: true }))!;
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: own.replace('127.0.0.1', 'localhost') },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site', origin: own },
+    ] as Record<string, string>[]) {
+      // a no-cors form or fetch from another site: no body, no type, the operator's credentials
+      for (const [path, method] of [
+        ['queues/admin.mail/pause', 'POST'],
+        ['jobs/1', 'DELETE'],
+        ['jobs/1', 'GET'],
+      ] as const) {
+        const res = await call(`${url}/${path}`, method, undefined, { ...auth, ...headers });
+        expect({ headers, path, status: res.status, code: res.body.code }).toEqual({ headers, path, status: 403, code: 'CROSS_ORIGIN' });
+        if (res.status !== 403) guarded++;
+      }
+    }
+    expect(guarded).toBe(0);
+    expect((await queue.getQueue('admin.mail', { force: true }))!).toMatchObject({ queuedCount: before.queuedCount, paused: false });
+    // its own page (same origin), a browser's address bar, and curl: let through to the guard and the route
+    for (const headers of [{ origin: own }, { 'sec-fetch-site': 'same-origin', origin: own }, { 'sec-fetch-site': 'none' }, {}] as Record<
+      string,
+      string
+    >[]) {
+      expect((await call(`${url}/queues/admin.mail/pause`, 'POST', undefined, { ...auth, ...headers })).status).toBe(200);
+      expect((await call(`${url}/queues/admin.mail/resume`, 'POST', undefined, { ...auth, ...headers })).status).toBe(200);
+    }
+    // behind a proxy that terminates TLS and says so, the page's https origin is its own
+    const proxied = { ...auth, origin: 'https://ops.example', 'x-forwarded-host': 'ops.example', 'x-forwarded-proto': 'https' };
+    expect((await call(`${url}/queues/admin.mail/resume`, 'POST', undefined, proxied)).status).toBe(200);
+    expect((await call(`${url}/queues/admin.mail/resume`, 'POST', undefined, { ...proxied, origin: 'http://ops.example' })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -257,10 +318,19 @@ describe('the admin API with the database away', () => {
 });
 
 describe('QueueAdminModule.forRoot', () => {
-  it('refuses to mount without a guard, or with a bad prefix, naming the option', () => {
+  it('refuses to mount without a guard, with a bad prefix, an unknown option or an async redact, naming the option', () => {
     expect(() => QueueAdminModule.forRoot({ guards: [] })).toThrow(/guards must be at least one guard/);
     expect(() => QueueAdminModule.forRoot({} as never)).toThrow(/guards/);
+    expect(() => QueueAdminModule.forRoot(undefined as never)).toThrow(InvalidOptionError);
     expect(() => QueueAdminModule.forRoot({ prefix: 'api', guards: [TokenGuard] })).toThrow(/prefix/);
+    // a misspelt option would mount the API somewhere else than asked: refused
+    expect(() => QueueAdminModule.forRoot({ path: '/admin', guards: [TokenGuard] } as never)).toThrow(
+      /path must be absent: QueueAdminModule.forRoot takes prefix, guards, redact/,
+    );
+    expect(() => QueueAdminModule.forRoot({ guards: [TokenGuard], redact: (async () => ({})) as never })).toThrow(
+      /redact must be a synchronous function/,
+    );
+    expect(() => QueueAdminModule.forRoot({ guards: [TokenGuard], redact: 'data' as never })).toThrow(InvalidOptionError);
   });
 
   it('takes application/json with or without parameters as JSON, nothing else', () => {

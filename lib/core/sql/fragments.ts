@@ -39,7 +39,7 @@ export const RETRY_DELAY = `CASE WHEN j.retry_backoff THEN least(
 
 /** A job's every stored field, as getJobById and findJobs select them (rows.ts, JobRow). */
 export const JOB_COLUMNS = `j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
-  j.start_after, j.retry_count, j.claim_count, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
+  j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
   j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error`;
