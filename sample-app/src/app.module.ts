@@ -43,8 +43,12 @@ export function createAppModule(options: SampleOptions): DynamicModule {
       TerminusModule,
       // the queue's metrics on prom-client's default registry, served at GET /metrics
       QueueMetricsModule.forRoot(),
-      // the live dashboard at /queues: with no guard given, it answers this host only
-      QueueDashboardModule.forRoot({ path: '/queues' }),
+      // the live dashboard at /queues, behind the token (a browser asks for it as a password). Without a token, this
+      // host only, for a developer's machine: a proxy in front of the app (nginx's proxy_pass) would open it to all,
+      // so outside development set ADMIN_TOKEN (localOnly is refused when NODE_ENV is production)
+      QueueDashboardModule.forRoot(
+        adminToken ? { path: '/queues', guards: [new AdminTokenGuard(adminToken)] } : { path: '/queues', localOnly: true },
+      ),
       // enqueue, look up, retry, delete, pause and resume over HTTP, for a caller with the token
       QueueAdminModule.forRoot({ prefix: '/api/queue', guards: [new AdminTokenGuard(adminToken)] }),
     ],

@@ -6,7 +6,12 @@ export interface WelcomeEmail {
   to?: string;
 }
 
-/** The worker side: the queue calls this method for each `welcome-email` job. */
+/** Seed 002's example job: `{"queue": "send-welcome-email", "payload": {"userId": "abc123"}}` over the admin API. */
+export interface SendWelcomeEmail {
+  userId?: string;
+}
+
+/** The worker side: the queue calls these methods for each `welcome-email` and `send-welcome-email` job. */
 @Injectable()
 export class EmailHandlers {
   private readonly logger = new Logger(EmailHandlers.name);
@@ -17,5 +22,13 @@ export class EmailHandlers {
     // A real app would call its mail provider here; throwing would fail the attempt and retry it.
     this.logger.log(`sending welcome email to ${to ?? '(nobody)'} (job ${job.id}, attempt ${job.retryCount + 1})`);
     return { sentTo: to };
+  }
+
+  @QueueHandler('send-welcome-email', { retryLimit: 4 })
+  async sendWelcome(job: Job<SendWelcomeEmail>): Promise<{ sentTo: string }> {
+    // a job without a user fails its attempt: retried, then failed for good (seed 002's retry takes it back)
+    if (typeof job.data?.userId !== 'string') throw new Error('payload.userId must be a string');
+    this.logger.log(`sending welcome email to user ${job.data.userId} (job ${job.id}, attempt ${job.retryCount + 1})`);
+    return { sentTo: job.data.userId };
   }
 }

@@ -160,8 +160,8 @@ async function main(): Promise<void> {
     logger.log(demoIntervalMs ? 'demo mode: an order every 500 ms, one in ten declined' : 'DEMO=1 npm start places demo orders on its own');
     logger.log(
       process.env.ADMIN_TOKEN
-        ? 'admin API at /api/queue, for requests with Authorization: Bearer $ADMIN_TOKEN'
-        : 'admin API at /api/queue refuses every request: set ADMIN_TOKEN to use it',
+        ? 'dashboard at /queues and admin API at /api/queue, for requests with Authorization: Bearer $ADMIN_TOKEN (a browser asks for it as a password)'
+        : 'dashboard at /queues for this host only; admin API at /api/queue refuses every request: set ADMIN_TOKEN to use them',
     );
   } catch (err) {
     logger.error(`startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -7,6 +7,7 @@ import { QueueService } from 'nestjs-pgqueue';
 import { createAppModule } from '../../sample-app/src/app.module.js';
 import { dropSchema, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 import { samples, series } from '../helpers/prometheus.js';
+import { shell } from '../helpers/shell.js';
 
 const schema = uniqueSchema('sample');
 const shopSchema = uniqueSchema('shop');
@@ -94,9 +95,17 @@ describe('sample app', () => {
   });
 
   it('mounts the dashboard at /queues and the admin API at /api/queue behind the token', async () => {
-    const page = await fetch(`${base}/queues`);
+    // a browser is asked for the token as a password
+    const refused = await fetch(`${base}/queues`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Basic /);
+    expect(await refused.text()).not.toContain('Live job feed');
+    const basic = `Basic ${Buffer.from(`ops:${ADMIN_TOKEN}`).toString('base64')}`;
+    const page = await fetch(`${base}/queues`, { headers: { authorization: basic } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Live job feed');
+    const wrong = `Basic ${Buffer.from('ops:wrong-token-of-any-len').toString('base64')}`;
+    expect((await fetch(`${base}/queues`, { headers: { authorization: wrong } })).status).toBe(403);
     const enqueue = (authorization?: string) =>
       fetch(`${base}/api/queue/enqueue`, {
         method: 'POST',
@@ -114,6 +123,53 @@ describe('sample app', () => {
       return body.state === 'completed' ? body : null;
     }, 'the job enqueued over the admin API completes');
     expect(job).toMatchObject({ id, name: 'welcome-email', output: { sentTo: 'ops@b.c' } });
+  });
+
+  it('answers seed 002’s curl lines as they are written: enqueue, retry (400 unless failed), delete', async () => {
+    // the reference's lines, with only its host and port replaced by this app's
+    const lines = {
+      enqueue: `curl -X POST http://localhost:8090/api/queue/enqueue \\
+  -H "Authorization: $SUPERUSER_TOKEN" \\
+  -H "Content-Type: application/json" \\
+  -d '{"queue": "send-welcome-email", "payload": {"userId": "abc123"}, "maxAttempts": 5}'`,
+      retry: `curl -X POST http://localhost:8090/api/queue/jobs/$ID/retry \\
+  -H "Authorization: $SUPERUSER_TOKEN"`,
+      delete: `curl -X DELETE http://localhost:8090/api/queue/jobs/$ID \\
+  -H "Authorization: $SUPERUSER_TOKEN"`,
+    };
+    const run = async (line: string, id = '') =>
+      JSON.parse(await shell(line.replaceAll('http://localhost:8090', base), { SUPERUSER_TOKEN: ADMIN_TOKEN, ID: id }));
+
+    const made = await run(lines.enqueue);
+    expect(made).toMatchObject({ queue: 'send-welcome-email', status: 'pending', deduped: false, state: 'created' });
+    expect(made.id).toMatch(/^\d+$/);
+    expect(Date.parse(made.runAfter)).not.toBeNaN();
+    const queue = app!.get(QueueService);
+    const done = await until(async () => {
+      const job = await queue.getJobById('send-welcome-email', made.id);
+      return job?.state === 'completed' ? job : null;
+    }, 'the job enqueued by the curl line completes');
+    expect(done).toMatchObject({ retryLimit: 4, output: { sentTo: 'abc123' } });
+    // retry is refused unless the job is failed
+    expect(await run(lines.retry, made.id)).toMatchObject({ statusCode: 400, code: 'JOB_STATE' });
+
+    // one that fails for good: the same line with a payload the handler refuses, and one attempt
+    const bad = await run(lines.enqueue.replace('{"userId": "abc123"}, "maxAttempts": 5', '{}, "maxAttempts": 1'));
+    await until(async () => (await queue.getJobById('send-welcome-email', bad.id))?.state === 'failed', 'the bad job failed');
+    // held, so that the retried job is read back before a loop claims it again
+    await queue.stopWorking('send-welcome-email');
+    const retried = await run(lines.retry, bad.id);
+    await queue.startWorking('send-welcome-email');
+    expect(retried).toMatchObject({
+      id: bad.id,
+      status: 'pending',
+      attempts: 0,
+      maxAttempts: 1,
+      lastError: 'payload.userId must be a string',
+    });
+    expect(await run(lines.delete, bad.id)).toMatchObject({ id: bad.id, deleted: true });
+    expect(await queue.getJobById('send-welcome-email', bad.id)).toBeNull();
+    expect(await run(lines.delete, bad.id)).toMatchObject({ statusCode: 404 });
   });
 
   it('GET /jobs/:id answers 404 for an unknown or malformed id', async () => {
