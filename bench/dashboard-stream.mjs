@@ -25,7 +25,10 @@ if (process.env.PGQUEUE_DASHBOARD_STREAM_CHILD) {
   const { QueueDashboardModule } = await import(`${dist}/lib/nest/dashboard.js`);
   const schema = `dash_stream_${process.pid}`;
   const quiet = { log() {}, warn() {}, error: (m) => console.error(m) };
-  const imports = [QueueModule.forRoot({ connectionString: url, schema, supervise: false, logger: quiet }), QueueDashboardModule.forRoot()];
+  const imports = [
+    QueueModule.forRoot({ connectionString: url, schema, supervise: false, logger: quiet }),
+    QueueDashboardModule.forRoot({ localOnly: true }),
+  ];
   class App {}
   Module({ imports })(App);
   const app = await NestFactory.create(App, { logger: false });

@@ -27,7 +27,14 @@ export interface RedactedJob {
   lastError: Shown<RedactedError>;
 }
 
-/** Checks the `redact` option of the module named `module`: a synchronous function, or absent. */
+/** How the kinds of function that answer later are named in the refusal. */
+const FUNCTION_KINDS: Readonly<Record<string, string>> = {
+  '[object AsyncFunction]': 'an async function',
+  '[object GeneratorFunction]': 'a generator function',
+  '[object AsyncGeneratorFunction]': 'an async generator function',
+};
+
+/** Checks the `redact` option of a module: a synchronous function, or absent. */
 export function redactOption(value: unknown): Redact | undefined {
   if (value === undefined) return undefined;
   const kind = typeof value === 'function' ? Object.prototype.toString.call(value) : '';
@@ -35,7 +42,7 @@ export function redactOption(value: unknown): Redact | undefined {
     throw new InvalidOptionError(
       'redact',
       'a synchronous function (job) => ({ data?, output?, lastError? }): every page and answer is made from what it returns at once',
-      kind === '' ? value : `an ${kind.slice(8, -1)}`,
+      kind === '' ? value : (FUNCTION_KINDS[kind] ?? kind),
     );
   return value as Redact;
 }

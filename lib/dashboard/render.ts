@@ -42,10 +42,14 @@ export function jobLink(base: string, id: string, text = id): string {
   return `<a class="job" href="${esc(base)}/jobs/${esc(encodeURIComponent(id))}">${esc(text)}</a>`;
 }
 
+/** A table; without rows, its column headers above `empty` (an operator sees what would be listed). */
 function table(headers: string[], rows: string[][], empty: string): string {
-  if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
-  return `<table><thead><tr>${head}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
+  const body =
+    rows.length === 0
+      ? `<tr><td class="empty" colspan="${headers.length}">${esc(empty)}</td></tr>`
+      : rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('');
+  return `<table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
 function tile(label: string, value: string, sub: string, id: string): string {
@@ -138,8 +142,8 @@ function queues(s: DashboardSnapshot): string {
     esc(q.oldestReadySeconds === null ? '–' : duration(q.oldestReadySeconds)),
     esc(q.tasks.join(', ') || (q.loops === 0 ? 'no live worker' : '–')),
   ]);
-  if (s.queues.length === 0) return `<p class="empty">No jobs yet</p>`;
-  return depthChart(s) + table(['Queue', 'Policy', 'Waiting', 'Ready', 'Running', 'Oldest ready', 'Task'], rows, '');
+  const list = table(['Queue', 'Policy', 'Waiting', 'Ready', 'Running', 'Oldest ready', 'Task'], rows, 'No jobs yet');
+  return s.queues.length === 0 ? list : depthChart(s) + list;
 }
 
 function workers(s: DashboardSnapshot): string {

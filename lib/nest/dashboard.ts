@@ -36,6 +36,7 @@ import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
+import { publicError } from '../core/public-error.js';
 import { operatorGate, type ReadGate } from '../core/read-gate.js';
 import { redactOption, type Redact } from '../core/redact.js';
 import { packageVersion } from '../core/version.js';
@@ -250,7 +251,7 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       } catch (err) {
         // the database is away or too slow (the read's statement_timeout): say so, as the main page does
         res.status(503);
-        return renderUnreadableJobPage(id, packageVersion(), base, err instanceof Error ? err.message : String(err));
+        return renderUnreadableJobPage(id, packageVersion(), base, publicError(err));
       }
       if (view) return renderJobPage(view, packageVersion(), base, this.redact.fn);
       res.status(404);

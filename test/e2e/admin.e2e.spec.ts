@@ -317,6 +317,91 @@ describe('the admin API with the database away', () => {
   });
 });
 
+describe('the admin API under a flood of calls', () => {
+  it('serves them through a quarter of the engine’s pool, refuses with 503 past 100 waiting, and leaves the rest to the engine', async () => {
+    @Module({
+      imports: [
+        QueueModule.forRoot({ connectionString: testUrl(), schema: `${schema}_express`, supervise: false, poolSize: 4 }),
+        QueueAdminModule.forRoot({ guards: [TokenGuard] }),
+      ],
+    })
+    class App {}
+    const app = await NestFactory.create(App, { logger: false });
+    const locker = await pool.connect();
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/api/queue`;
+      const queue = app.get(QueueService);
+      await queue.createQueue('admin.flood');
+      const id = (await queue.send('admin.flood', {}))!;
+      // every read of a job waits while the jobs table is locked: the first call holds the one turn of a pool of 4
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${schema}_express".jobs IN ACCESS EXCLUSIVE MODE`);
+      const calls = Array.from({ length: 101 }, () => call(`${url}/jobs/${id}`, 'GET', undefined, auth));
+      await until(
+        async () =>
+          (
+            await pool.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'jobs' AND c.relnamespace = $1::regnamespace`,
+              [`"${schema}_express"`],
+            )
+          ).rows[0]!.n === 1,
+        'one call waiting on the lock',
+      );
+      // one runs, 100 wait their turn: the next is refused at once
+      const refused = await call(`${url}/jobs/${id}`, 'GET', undefined, auth);
+      expect(refused).toMatchObject({ status: 503, body: { code: 'OPERATOR_BUSY' } });
+      // meanwhile the engine's other connections are free for its own work
+      expect((await queue.getQueues(['admin.flood'])).map((q) => q.name)).toEqual(['admin.flood']);
+      await locker.query('ROLLBACK');
+      const answers = await Promise.all(calls);
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      locker.release();
+      await app.close();
+    }
+  });
+});
+
+describe('QueueAdminModule with redact', () => {
+  it('answers a job’s data, payload, output and error only as redact lets them out', async () => {
+    const redact = (job: { data: unknown; lastError: { message: string } | null }) => ({
+      data: { masked: true },
+      lastError: job.lastError && { name: 'Error', message: job.lastError.message.replace(/k-\w+/, '[key]') },
+    });
+    @Module({
+      imports: [
+        QueueModule.forRoot({ connectionString: testUrl(), schema: `${schema}_express`, supervise: false, logJobFailures: false }),
+        QueueAdminModule.forRoot({ guards: [TokenGuard], redact }),
+      ],
+    })
+    class App {}
+    const app = await NestFactory.create(App, { logger: false });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/api/queue`;
+      const queue = app.get(QueueService);
+      await queue.createQueue('admin.redact', { retryLimit: 0 });
+      const id = (await queue.send('admin.redact', { card: 'k-4242' }))!;
+      await queue.work('admin.redact', { pollingIntervalSeconds: 0.1 }, () => {
+        throw new Error('declined k-4242');
+      });
+      await until(async () => (await queue.getJobById('admin.redact', id))?.state === 'failed', 'the job failed');
+      const got = await call(`${url}/jobs/${id}`, 'GET', undefined, auth);
+      expect(JSON.stringify(got.body)).not.toContain('4242');
+      expect(got.body).toMatchObject({ data: { masked: true }, payload: { masked: true }, lastError: 'declined [key]' });
+      expect(got.body).not.toHaveProperty('output');
+      const page = await call(`${url}/queues/admin.redact/jobs`, 'GET', undefined, auth);
+      expect(JSON.stringify(page.body)).not.toContain('4242');
+      const retried = await call(`${url}/jobs/${id}/retry`, 'POST');
+      expect(JSON.stringify(retried.body)).not.toContain('4242');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('QueueAdminModule.forRoot', () => {
   it('refuses to mount without a guard, with a bad prefix, an unknown option or an async redact, naming the option', () => {
     expect(() => QueueAdminModule.forRoot({ guards: [] })).toThrow(/guards must be at least one guard/);

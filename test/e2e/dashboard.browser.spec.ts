@@ -48,7 +48,7 @@ beforeAll(async () => {
   @Module({
     imports: [
       QueueModule.forRoot({ connectionString: db.toString(), schema, supervise: false, logger: { log() {}, warn() {}, error() {} } }),
-      QueueDashboardModule.forRoot(),
+      QueueDashboardModule.forRoot({ localOnly: true }),
     ],
   })
   class App {}

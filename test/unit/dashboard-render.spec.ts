@@ -33,6 +33,18 @@ describe('dashboard rendering', () => {
     ])
       expect(html).toContain(text);
     for (const id of SECTIONS) expect(html).toContain(`id="${id}"`);
+    // an empty table keeps its column headers above its empty message
+    expect(renderSection('problems', { ...emptySnapshot(), at })).toBe(
+      '<table><thead><tr><th>Job</th><th>Task</th><th>Queue</th><th>Attempts</th><th>Last error</th><th>When</th></tr></thead>' +
+        '<tbody><tr><td class="empty" colspan="6">Nothing here</td></tr></tbody></table>',
+    );
+    for (const [section, header] of [
+      ['queues', '<th>Oldest ready</th>'],
+      ['workers', '<th>Heartbeat</th>'],
+      ['running', '<th>Lease left</th>'],
+      ['schedules', '<th>Next run</th>'],
+    ] as const)
+      expect(renderSection(section, { ...emptySnapshot(), at })).toContain(header);
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
     expect(html).not.toMatch(/\sstyle=/);
     expect(html).toContain('<code>pgqueue.jobs</code>');

@@ -3,7 +3,14 @@ import { parseFindOptions } from '../../lib/core/job-finder.js';
 
 describe("findJobs' options", () => {
   it('defaults: any state, no key, 100 jobs, from the newest', () => {
-    expect(parseFindOptions(undefined)).toEqual({ states: null, singletonKey: null, dedupeKey: null, limit: 100, after: null });
+    expect(parseFindOptions(undefined)).toEqual({
+      states: null,
+      singletonKey: null,
+      dedupeKey: null,
+      limit: 100,
+      after: null,
+      maxBytes: 1024 * 1024,
+    });
   });
 
   it('takes one state or several, the keys, a limit and the cursor of a page', () => {
@@ -13,6 +20,7 @@ describe("findJobs' options", () => {
       dedupeKey: 'd',
       limit: 1000,
       after: '9223372036854775807',
+      maxBytes: 1024 * 1024,
     });
     expect(parseFindOptions({ state: ['created', 'retry'] }).states).toEqual(['created', 'retry']);
   });
@@ -24,6 +32,7 @@ describe("findJobs' options", () => {
     [{ limit: 0 }, 'options.limit'],
     [{ limit: 1001 }, 'options.limit'],
     [{ limit: 2.5 }, 'options.limit'],
+    [{ maxBytes: 1000 }, 'options.maxBytes must be an integer'],
     [{ after: '0' }, 'options.after'],
     [{ after: '9223372036854775808' }, 'options.after'],
     [{ after: 12 }, 'options.after'],

@@ -9,7 +9,7 @@ import {
   QueueExistsError,
   QueueNotFoundError,
 } from '../../lib/core/errors.js';
-import { jobIdOf, parseEnqueueBody, parseFindQuery } from '../../lib/core/http-admin.js';
+import { jobIdOf, parseEnqueueBody, parseFindQuery, referenceStatus } from '../../lib/core/http-admin.js';
 import { httpErrorOf } from '../../lib/core/http-errors.js';
 
 describe('the admin API’s error answers', () => {
@@ -40,14 +40,40 @@ describe('the admin API’s error answers', () => {
   });
 });
 
+describe('the admin API’s answers', () => {
+  it('name a state as seed 002 does: pending, in_progress, completed, failed (a cancelled job too)', () => {
+    expect((['created', 'retry', 'active', 'completed', 'failed', 'cancelled'] as const).map(referenceStatus)).toEqual([
+      'pending',
+      'pending',
+      'in_progress',
+      'completed',
+      'failed',
+      'failed',
+    ]);
+  });
+});
+
 describe('the admin API’s requests', () => {
-  it('an enqueue body is { queue, data, options }, each checked by name', () => {
+  it('an enqueue body is seed 002’s { queue, payload, maxAttempts, runAt, delay, dedupeKey, priority } or { queue, data, options }, each checked by name', () => {
     expect(parseEnqueueBody({ queue: 'q', data: { a: 1 }, options: { priority: 1 } })).toEqual({
       queue: 'q',
       data: { a: 1 },
       options: { priority: 1 },
     });
-    expect(parseEnqueueBody({ queue: 'q' })).toEqual({ queue: 'q', data: undefined, options: undefined });
+    expect(parseEnqueueBody({ queue: 'q' })).toEqual({ queue: 'q', data: undefined, options: {} });
+    expect(parseEnqueueBody({ queue: 'q', payload: { u: 1 }, maxAttempts: 5, delay: 1500, dedupeKey: 'd', priority: 2 })).toEqual({
+      queue: 'q',
+      data: { u: 1 },
+      options: { retryLimit: 4, startAfter: 2, dedupeKey: 'd', priority: 2 },
+    });
+    // runAt wins over delay; a whole second of delay is that second
+    expect(parseEnqueueBody({ queue: 'q', payload: null, runAt: '2030-01-02T03:04:05Z', delay: 1000 }).options).toEqual({
+      startAfter: new Date('2030-01-02T03:04:05Z'),
+    });
+    expect(parseEnqueueBody({ queue: 'q', delay: 1000 }).options).toEqual({ startAfter: 1 });
+    expect(parseEnqueueBody({ queue: 'q', runAt: '2030-01-02 03:04:05.250+02:00' }).options).toEqual({
+      startAfter: new Date('2030-01-02T01:04:05.250Z'),
+    });
     const fieldOf = (body: unknown) => {
       try {
         parseEnqueueBody(body);
@@ -57,10 +83,36 @@ describe('the admin API’s requests', () => {
       return null;
     };
     expect(
-      [null, 'x', [], { queue: 1 }, { queue: 'q', payload: {} }, { queue: 'q', options: [] }, { queue: 'q', options: { db: 1 } }].map(
-        fieldOf,
-      ),
-    ).toEqual(['body', 'body', 'body', 'queue', 'payload', 'options', 'options.db']);
+      [
+        null,
+        'x',
+        [],
+        { queue: 1 },
+        { queue: 'q', data: {}, payload: {} },
+        { queue: 'q', options: [] },
+        { queue: 'q', options: { db: 1 } },
+        { queue: 'q', maxAttempts: 0 },
+        { queue: 'q', maxAttempts: '5' },
+        { queue: 'q', runAt: 'soon' },
+        { queue: 'q', runAt: '2030-01-02T03:04:05' },
+        { queue: 'q', delay: -1 },
+        { queue: 'q', extra: 1 },
+      ].map(fieldOf),
+    ).toEqual([
+      'body',
+      'body',
+      'body',
+      'queue',
+      'payload',
+      'options',
+      'options.db',
+      'maxAttempts',
+      'maxAttempts',
+      'runAt',
+      'runAt',
+      'delay',
+      'extra',
+    ]);
   });
 
   it('a find query becomes findJobs’ options: states repeated or comma-separated, numbers from text, unknown keys refused', () => {

@@ -183,7 +183,7 @@ describe('the job page', () => {
     });
     expect((j.data as { token: string }).token).toBe('secret-token');
     const big = shownValues(job({ data: 'x'.repeat(SHOWN_JSON_MAX + 10) }), undefined).data;
-    expect(big).toContain('more characters not shown');
+    expect(big).toContain('cut at 65,536 characters: the rest is not shown');
     expect(big.length).toBeLessThan(SHOWN_JSON_MAX + 100);
   });
 });
