@@ -39,6 +39,7 @@ function anchors(file: string): Set<string> {
 
 const markdown = [
   'README.md',
+  'test/security/README.md',
   ...readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
