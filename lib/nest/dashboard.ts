@@ -36,6 +36,7 @@ import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
+import { withDeadline } from '../core/deadline.js';
 import { publicError } from '../core/public-error.js';
 import { operatorGate, type ReadGate } from '../core/read-gate.js';
 import { redactOption, type Redact } from '../core/redact.js';
@@ -71,6 +72,9 @@ export interface QueueDashboardOptions {
    */
   redact?: Redact;
 }
+
+/** How long a job view waits for its turn and its read before it answers 503. */
+const JOB_VIEW_DEADLINE_MS = 10_000;
 
 /** Event streams one app serves at once; the next page is answered 503 (it falls back to reloading). */
 export const MAX_EVENT_STREAMS = 100;
@@ -247,7 +251,12 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       const base = pathOf(req).replace(/\/jobs\/[^/]*$/, '');
       let view: JobView | null;
       try {
-        view = await this.host.reads.run(() => readJobView(this.host.source, id));
+        // the turn stays held until the read ends, however late, so that views given up on cannot pile up
+        view = await withDeadline(
+          this.host.reads.run(() => readJobView(this.host.source, id)),
+          JOB_VIEW_DEADLINE_MS,
+          `the job could not be read within ${JOB_VIEW_DEADLINE_MS / 1000} s`,
+        );
       } catch (err) {
         // the database is away or too slow (the read's statement_timeout): say so, as the main page does
         res.status(503);
