@@ -18,9 +18,9 @@ export interface FindJobsOptions {
   /** The `next` of the page before: the jobs older than it. */
   after?: string;
   /**
-   * Most bytes of JSON (data, output, the dead-letter source's output, the last error) in the page, 1,024 to 67,108,864
-   * (default 1,048,576): the page stops before the job that would go past them, and `next` goes on from there. Its
-   * first job is always in it, however large.
+   * Bytes of JSON (data, output, the dead-letter source's output, the last error) after which the page ends, 1,024 to
+   * 67,108,864 (default 1,048,576): a job is in the page while the jobs before it hold less, so the page ends with the
+   * job that reaches or passes the bound, and `next` goes on after it. Its first job is always in it, however large.
    */
   maxBytes?: number;
 }
