@@ -8,7 +8,7 @@ import type { FindJobsOptions, JobPage } from './job-finder.js';
 import { runtimeOf, type PgQueue } from './pg-queue.js';
 import { redactJob, type Redact } from './redact.js';
 import type { EnqueueResult, JobState, JobWithMetadata, SendOptions } from './types.js';
-import { int, MAX_SECONDS, queueName } from './validate.js';
+import { int, MAX_SECONDS, optKey, queueName } from './validate.js';
 
 /** The engine's form of the enqueue body. */
 const ENGINE_KEYS = ['data', 'options'];
@@ -51,30 +51,38 @@ function engineOptions(options: unknown): SendOptions | undefined {
 }
 
 /** An RFC 3339 date-time (ISO 8601 with a date, a time and an offset or Z), as seed 002's runAt takes it. */
-const RFC_3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/;
+const RFC_3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})$/;
 
 /**
  * Seed 002's body as send options: maxAttempts counts the first attempt (retryLimit = maxAttempts − 1); runAt (an
  * RFC 3339 time) wins over delay (milliseconds from now, rounded up to the engine's whole seconds, so that the job
- * never runs before it); dedupeKey and priority as they are. The engine checks each value's range and names it
- * `options.<name>`: the few named here are the reference's own.
+ * never runs before it); dedupeKey and priority as they are. Each is checked under the body's own name.
  */
 function referenceForm(b: Record<string, unknown>): { data: unknown; options: SendOptions } {
   const options: SendOptions = {};
-  if (b.maxAttempts !== undefined) options.retryLimit = int('maxAttempts', b.maxAttempts, 1, 1_000_001) - 1;
-  if (b.runAt !== undefined) {
-    const at = typeof b.runAt === 'string' && RFC_3339.test(b.runAt) ? new Date(b.runAt) : null;
-    if (!at || Number.isNaN(at.getTime()))
-      throw new InvalidOptionError('runAt', 'an ISO-8601/RFC 3339 date-time with an offset, such as "2026-01-02T03:04:05Z"', b.runAt);
-    options.startAfter = at;
-  }
-  if (b.delay !== undefined) {
+  // the reference's options are optional: null says "not given", as a JSON client may write it
+  const given = (key: string) => b[key] !== undefined && b[key] !== null;
+  if (given('maxAttempts')) options.retryLimit = int('maxAttempts', b.maxAttempts, 1, 1_000_001) - 1;
+  if (given('runAt')) options.startAfter = runAtOf(b.runAt);
+  if (given('delay')) {
     const ms = int('delay', b.delay, 0, MAX_SECONDS * 1000);
     if (options.startAfter === undefined) options.startAfter = Math.ceil(ms / 1000);
   }
-  if (b.dedupeKey !== undefined) options.dedupeKey = b.dedupeKey as string;
-  if (b.priority !== undefined) options.priority = b.priority as number;
+  // checked here, so that an error names the body's field as the request wrote it
+  if (given('dedupeKey')) options.dedupeKey = optKey('dedupeKey', b.dedupeKey);
+  if (given('priority')) options.priority = int('priority', b.priority, -2_147_483_648);
   return { data: b.payload, options };
+}
+
+/** runAt as a time: an RFC 3339 date-time with its offset, whose date exists (no 30 February rolled into March). */
+function runAtOf(value: unknown): Date {
+  const m = typeof value === 'string' ? RFC_3339.exec(value) : null;
+  const at = m ? new Date(value as string) : null;
+  const [y, mo, d] = m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (!at || Number.isNaN(at.getTime()) || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d)
+    throw new InvalidOptionError('runAt', 'an ISO-8601/RFC 3339 date-time with an offset, such as "2026-01-02T03:04:05Z"', value);
+  return at;
 }
 
 /** A job's status as seed 002 names it; `state` keeps the engine's (a cancelled job is failed here: it will not run). */
@@ -102,9 +110,10 @@ export function enqueueAnswer(result: EnqueueResult): EnqueueResult & { status: 
 }
 
 /** A job as the admin API answers it: the engine's fields, as `redact` lets them out, and seed 002's beside them. */
-export type AdminJob = Omit<JobWithMetadata, 'data' | 'output' | 'lastError'> & {
+export type AdminJob = Omit<JobWithMetadata, 'data' | 'output' | 'sourceOutput' | 'lastError'> & {
   data?: unknown;
   output?: unknown;
+  sourceOutput?: unknown;
   /** Seed 002's fields. */
   payload?: unknown;
   status: ReferenceStatus;
@@ -119,17 +128,41 @@ export type AdminJob = Omit<JobWithMetadata, 'data' | 'output' | 'lastError'> & 
   lastErrorDetail?: JobWithMetadata['lastError'] | { name: string; message: string; stack?: string };
 };
 
+/** Errors the engine fails a waiting job with: its last attempt never began. */
+const NEVER_BEGUN = new Set(['RetentionExpiredError', 'ParentFailedError']);
+
+/**
+ * Whether the job's attempt at retryCount began (retryCount counts the attempts that failed and were retried): a
+ * running or finished one did, unless the engine failed it while it waited; a cancelled one did if it was claimed
+ * after its last failure.
+ */
+function lastAttemptBegun(job: JobWithMetadata): boolean {
+  switch (job.state) {
+    case 'created':
+    case 'retry':
+      return false;
+    case 'active':
+    case 'completed':
+      return true;
+    case 'failed':
+      return !(job.lastError !== null && NEVER_BEGUN.has(job.lastError.name));
+    case 'cancelled':
+      return job.startedOn !== null && (job.lastError === null || job.startedOn > job.lastError.on);
+  }
+}
+
 /** `job` as the admin API answers it, through `redact`. */
 export function adminJob(job: JobWithMetadata, redact: Redact | undefined): AdminJob {
   const fields: Partial<JobWithMetadata> = { ...job };
   delete fields.data;
   delete fields.output;
+  delete fields.sourceOutput;
   delete fields.lastError;
   const shown = redactJob(job, redact);
   // retry() moves retryLimit up and starts the count again from retryBase
-  const begun = job.state === 'active' || job.state === 'completed' || job.state === 'failed' ? 1 : 0;
+  const begun = lastAttemptBegun(job) ? 1 : 0;
   const out: AdminJob = {
-    ...(fields as Omit<JobWithMetadata, 'data' | 'output' | 'lastError'>),
+    ...(fields as Omit<JobWithMetadata, 'data' | 'output' | 'sourceOutput' | 'lastError'>),
     status: referenceStatus(job.state),
     attempts: job.retryCount - job.retryBase + begun,
     maxAttempts: job.retryLimit - job.retryBase + 1,
@@ -142,6 +175,7 @@ export function adminJob(job: JobWithMetadata, redact: Redact | undefined): Admi
     out.payload = shown.data.value;
   }
   if ('value' in shown.output) out.output = shown.output.value;
+  if ('value' in shown.sourceOutput) out.sourceOutput = shown.sourceOutput.value;
   if ('value' in shown.lastError) out.lastErrorDetail = shown.lastError.value;
   return out;
 }

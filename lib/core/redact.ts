@@ -7,13 +7,15 @@ import type { JobWithMetadata } from './types.js';
 export type RedactedError = Pick<NonNullable<JobWithMetadata['lastError']>, 'name' | 'message' | 'stack'> | null;
 
 /**
- * What may be shown of a job: `redact(job)`'s answer, whose `data` and `output` are shown in place of the stored ones
- * (a field it leaves out is not shown at all); a `lastError` in it replaces the stored error's name, message and
- * stack (null hides them). Called with a copy, synchronously: a promise as the answer hides everything.
+ * What may be shown of a job: `redact(job)`'s answer, whose `data`, `output` and `sourceOutput` (a dead-letter copy's
+ * source's output) are shown in place of the stored ones (a field it leaves out is not shown at all); a `lastError` in
+ * it replaces the stored error's name, message and stack (null hides them). Called with a copy, synchronously: a
+ * promise as the answer hides everything.
  */
 export type Redact = (job: Readonly<JobWithMetadata>) => {
   data?: unknown;
   output?: unknown;
+  sourceOutput?: unknown;
   lastError?: RedactedError;
 };
 
@@ -24,6 +26,7 @@ export type Shown<T> = { value: T } | { hidden: string };
 export interface RedactedJob {
   data: Shown<unknown>;
   output: Shown<unknown>;
+  sourceOutput: Shown<unknown>;
   lastError: Shown<RedactedError>;
 }
 
@@ -48,12 +51,13 @@ export function redactOption(value: unknown): Redact | undefined {
 }
 
 /**
- * `job`'s data, output and last error as `redact` lets them out (all as stored without it). A throw hides the three
+ * `job`'s data, outputs and last error as `redact` lets them out (all as stored without it). A throw hides them all
  * and says only the thrown error's name (its message may quote what redact was hiding, as JSON.parse's does); so
  * does an answer that is not an object or is a promise.
  */
 export function redactJob(job: JobWithMetadata, redact: Redact | undefined): RedactedJob {
-  if (!redact) return { data: { value: job.data }, output: { value: job.output }, lastError: { value: job.lastError } };
+  if (!redact)
+    return { data: { value: job.data }, output: { value: job.output }, sourceOutput: { value: job.sourceOutput }, lastError: { value: job.lastError } };
   let answer: unknown;
   try {
     answer = redact(structuredClone(job));
@@ -68,17 +72,18 @@ export function redactJob(job: JobWithMetadata, redact: Redact | undefined): Red
   if (answer === null || typeof answer !== 'object')
     return hideAll(`hidden: redact(job) returned ${answer === null ? 'null' : typeof answer}`);
   const a = answer as Record<string, unknown>;
-  const pick = (key: 'data' | 'output'): Shown<unknown> =>
+  const pick = (key: 'data' | 'output' | 'sourceOutput'): Shown<unknown> =>
     Object.hasOwn(a, key) ? { value: a[key] } : { hidden: 'hidden by redact(job)' };
   return {
     data: pick('data'),
     output: pick('output'),
+    sourceOutput: pick('sourceOutput'),
     lastError: Object.hasOwn(a, 'lastError') ? { value: errorOf(a.lastError) } : { value: job.lastError },
   };
 }
 
 function hideAll(why: string): RedactedJob {
-  return { data: { hidden: why }, output: { hidden: why }, lastError: { hidden: why } };
+  return { data: { hidden: why }, output: { hidden: why }, sourceOutput: { hidden: why }, lastError: { hidden: why } };
 }
 
 /** redact's lastError as shown: only its name, message and stack, as text. */

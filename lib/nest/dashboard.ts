@@ -26,6 +26,7 @@ import {
   type MiddlewareConsumer,
   type NestModule,
   type OnModuleDestroy,
+  type OnModuleInit,
   type Type,
 } from '@nestjs/common';
 import { Observable } from 'rxjs';
@@ -140,6 +141,19 @@ export class LoopbackOnlyGuard implements CanActivate {
 
 /** Sets DASHBOARD_HEADERS on every response of the dashboard's routes, a guard's refusal included. */
 const DashboardHeaders = headersMiddleware(DASHBOARD_HEADERS);
+
+/** The `localOnly` option, for the module's check at start. */
+const LOCAL_ONLY = Symbol('pgqueue:dashboard-local-only');
+
+/** localOnly's refusal in production: a proxy on this host that adds no forwarding header looks local. */
+function refuseLocalOnlyInProduction(): void {
+  if (process.env.NODE_ENV === 'production')
+    throw new InvalidOptionError(
+      'localOnly',
+      'absent when NODE_ENV is production: give guards (a proxy on this host without forwarding headers looks local)',
+      true,
+    );
+}
 
 /** The `redact` option, for the host and the job view. */
 const REDACT = Symbol('pgqueue:dashboard-redact');
@@ -321,12 +335,20 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
 
 /** Mounts the dashboard: `QueueDashboardModule.forRoot({ path: '/queues', guards: [AdminGuard] })`. */
 @Module({})
-export class QueueDashboardModule implements NestModule {
+export class QueueDashboardModule implements NestModule, OnModuleInit {
   // optional: a module imported without forRoot() mounts nothing, and needs no middleware
-  constructor(@Optional() @Inject(MOUNTED_CONTROLLER) private readonly controller: Type<unknown> | null) {}
+  constructor(
+    @Optional() @Inject(MOUNTED_CONTROLLER) private readonly controller: Type<unknown> | null,
+    @Optional() @Inject(LOCAL_ONLY) private readonly localOnly: boolean | null,
+  ) {}
 
   configure(consumer: MiddlewareConsumer): void {
     if (this.controller) consumer.apply(DashboardHeaders, SameOriginOnly).forRoutes(this.controller);
+  }
+
+  /** localOnly checked again as the app starts: an env file loaded after the module was defined may say production. */
+  onModuleInit(): void {
+    if (this.localOnly) refuseLocalOnlyInProduction();
   }
 
   static forRoot(options: QueueDashboardOptions = {}): DynamicModule {
@@ -339,12 +361,7 @@ export class QueueDashboardModule implements NestModule {
     if (options.localOnly !== undefined && typeof options.localOnly !== 'boolean')
       throw new InvalidOptionError('localOnly', 'true or false', options.localOnly);
     const localOnly = options.localOnly === true;
-    if (localOnly && process.env.NODE_ENV === 'production')
-      throw new InvalidOptionError(
-        'localOnly',
-        'absent when NODE_ENV is production: give guards (a proxy on this host without forwarding headers looks local)',
-        true,
-      );
+    if (localOnly) refuseLocalOnlyInProduction();
     if (!localOnly && !options.guards?.length)
       throw new InvalidOptionError(
         'guards',
@@ -357,7 +374,12 @@ export class QueueDashboardModule implements NestModule {
     return {
       module: QueueDashboardModule,
       controllers: [controller],
-      providers: [DashboardHost, { provide: REDACT, useValue: { fn: redact } }, { provide: MOUNTED_CONTROLLER, useValue: controller }],
+      providers: [
+        DashboardHost,
+        { provide: REDACT, useValue: { fn: redact } },
+        { provide: LOCAL_ONLY, useValue: localOnly },
+        { provide: MOUNTED_CONTROLLER, useValue: controller },
+      ],
     };
   }
 }

@@ -39,8 +39,8 @@ export function knownKeys(module: string, options: object, keys: readonly string
 }
 
 interface RawRequest {
+  method?: string;
   headers: Record<string, string | string[] | undefined>;
-  socket?: { encrypted?: boolean };
 }
 
 interface RawResponse {
@@ -51,13 +51,13 @@ interface RawResponse {
 
 /**
  * Answers 403 to a request from another site's page (crossOriginReason), before the guards and the handler: a page
- * elsewhere can neither read these routes through an operator's browser nor change jobs with it. A request without
- * Origin and Sec-Fetch-Site (curl, scripts) passes.
+ * elsewhere can neither read these routes through an operator's browser nor change jobs with it. A person following
+ * a link passes, and so does a request without Origin and Sec-Fetch-Site (curl, scripts).
  */
 @Injectable()
 export class SameOriginOnly implements NestMiddleware {
   use(req: RawRequest, res: RawResponse, next: () => void): void {
-    const reason = crossOriginReason(req.headers, req.socket?.encrypted === true);
+    const reason = crossOriginReason(req.method ?? 'GET', req.headers);
     if (reason === null) return next();
     res.statusCode = 403;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -60,17 +60,20 @@ async function start(
   return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
 }
 
-/** The status of a GET of `url` sent with `host` as its Host header (fetch does not let a caller set it). */
-function statusWithHost(url: string, host: string): Promise<number> {
+/** The status of a GET of `url` sent with exactly `headers` (fetch sets Host and Sec-Fetch-Mode itself). */
+function statusWith(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     http
-      .get(url, { headers: { host } }, (res) => {
+      .get(url, { headers }, (res) => {
         res.resume();
         resolve(res.statusCode!);
       })
       .on('error', reject);
   });
 }
+
+/** The status of a GET of `url` sent with `host` as its Host header. */
+const statusWithHost = (url: string, host: string) => statusWith(url, { host });
 
 /** The first `data:` event of an SSE stream, within a deadline. */
 async function firstEvent(url: string): Promise<{ status: number; type: string | null; data: any }> {
@@ -314,6 +317,13 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
         string
       >[])
         expect((await fetch(`${url}/queues/snapshot`, { headers })).status).toBe(200);
+      // a person following a link from another site (a chat, a redirect back from single sign-on) sees the page
+      // (over node:http: fetch sends a Sec-Fetch-Mode of its own)
+      const link = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
+      expect(await statusWith(`${url}/queues`, link)).toBe(200);
+      expect(await statusWith(`${url}/queues/jobs/999999999`, link)).toBe(404);
+      // but not in another site's frame
+      expect(await statusWith(`${url}/queues`, { ...link, 'sec-fetch-dest': 'iframe' })).toBe(403);
     } finally {
       await app.close();
     }

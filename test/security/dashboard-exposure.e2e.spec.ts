@@ -73,9 +73,23 @@ describe('a dashboard behind a proxy on the same host that adds no forwarding he
     expect((await fetch(via, { headers: { 'x-forwarded-for': '203.0.113.9' } })).status).toBe(403);
     expect((await fetch(via, { headers: { via: '1.1 nginx' } })).status).toBe(403);
     const env = process.env.NODE_ENV;
+    // defined outside production, started in it (an env file loaded after the app module was imported): refused too
+    @Module({
+      imports: [
+        QueueModule.forRoot({ connectionString: testUrl(), schema, supervise: false }),
+        QueueDashboardModule.forRoot({ localOnly: true }),
+      ],
+    })
+    class LateProduction {}
     process.env.NODE_ENV = 'production';
     try {
       expect(() => QueueDashboardModule.forRoot({ localOnly: true })).toThrow(/^localOnly must be absent when NODE_ENV is production/);
+      const late = await NestFactory.create(LateProduction, { logger: false, abortOnError: false });
+      try {
+        await expect(late.init()).rejects.toThrow(/^localOnly must be absent when NODE_ENV is production/);
+      } finally {
+        await late.close();
+      }
     } finally {
       process.env.NODE_ENV = env;
     }

@@ -9,7 +9,8 @@ import {
   QueueExistsError,
   QueueNotFoundError,
 } from '../../lib/core/errors.js';
-import { jobIdOf, parseEnqueueBody, parseFindQuery, referenceStatus } from '../../lib/core/http-admin.js';
+import { adminJob, jobIdOf, parseEnqueueBody, parseFindQuery, referenceStatus } from '../../lib/core/http-admin.js';
+import type { JobWithMetadata } from '../../lib/core/types.js';
 import { httpErrorOf } from '../../lib/core/http-errors.js';
 
 describe('the admin API’s error answers', () => {
@@ -41,6 +42,52 @@ describe('the admin API’s error answers', () => {
 });
 
 describe('the admin API’s answers', () => {
+  const base = {
+    id: '1',
+    name: 'q',
+    data: { a: 1 },
+    output: null,
+    sourceOutput: { error: { message: 'source secret' } },
+    retryCount: 0,
+    retryBase: 0,
+    retryLimit: 4,
+    startAfter: new Date(0),
+    startedOn: null,
+    lastError: null,
+  } as unknown as JobWithMetadata;
+  const job = (over: Partial<JobWithMetadata>) => ({ ...base, ...over }) as JobWithMetadata;
+  const failure = (name: string, on: number) => ({ name, message: 'm', on: new Date(on), attempt: 1 });
+
+  it('count the attempts begun in the current budget, whatever the state', () => {
+    const attempts = (over: Partial<JobWithMetadata>) => {
+      const a = adminJob(job(over), undefined);
+      return [a.attempts, a.maxAttempts];
+    };
+    expect(attempts({ state: 'created' })).toEqual([0, 5]);
+    expect(attempts({ state: 'active', startedOn: new Date(5) })).toEqual([1, 5]);
+    expect(attempts({ state: 'retry', retryCount: 1, lastError: failure('Error', 9) })).toEqual([1, 5]);
+    expect(attempts({ state: 'active', retryCount: 1, startedOn: new Date(20), lastError: failure('Error', 9) })).toEqual([2, 5]);
+    expect(attempts({ state: 'failed', retryCount: 4, lastError: failure('Error', 9) })).toEqual([5, 5]);
+    // failed while it waited: its last attempt never began
+    expect(attempts({ state: 'failed', retryCount: 1, lastError: failure('RetentionExpiredError', 30) })).toEqual([1, 5]);
+    expect(attempts({ state: 'failed', lastError: failure('ParentFailedError', 30) })).toEqual([0, 5]);
+    // cancelled while running, or while waiting for its retry
+    expect(attempts({ state: 'cancelled', startedOn: new Date(5) })).toEqual([1, 5]);
+    expect(attempts({ state: 'cancelled', retryCount: 1, startedOn: new Date(5), lastError: failure('Error', 9) })).toEqual([1, 5]);
+    // retry() gave a fresh budget of 5 from retryCount 5
+    expect(attempts({ state: 'retry', retryCount: 5, retryBase: 5, retryLimit: 9 })).toEqual([0, 5]);
+  });
+
+  it('carry the reference’s fields, and only what redact lets out, the dead-letter source’s output too', () => {
+    const shown = adminJob(job({ state: 'failed', retryCount: 4, lastError: failure('Error', 9) }), undefined);
+    expect(shown).toMatchObject({ payload: { a: 1 }, data: { a: 1 }, status: 'failed', lastError: 'm', runAfter: new Date(0) });
+    expect(shown.lastErrorDetail).toMatchObject({ name: 'Error', attempt: 1 });
+    const hidden = adminJob(job({ state: 'failed', lastError: failure('Error', 9) }), () => ({ data: 'x', lastError: null }));
+    expect(hidden).toMatchObject({ data: 'x', payload: 'x', lastError: null, lastErrorDetail: null });
+    for (const key of ['output', 'sourceOutput']) expect(hidden).not.toHaveProperty(key);
+    expect(JSON.stringify(hidden)).not.toContain('source secret');
+  });
+
   it('name a state as seed 002 does: pending, in_progress, completed, failed (a cancelled job too)', () => {
     expect((['created', 'retry', 'active', 'completed', 'failed', 'cancelled'] as const).map(referenceStatus)).toEqual([
       'pending',
@@ -74,6 +121,8 @@ describe('the admin API’s requests', () => {
     expect(parseEnqueueBody({ queue: 'q', runAt: '2030-01-02 03:04:05.250+02:00' }).options).toEqual({
       startAfter: new Date('2030-01-02T01:04:05.250Z'),
     });
+    // null is "not given", as a JSON client may write an option it leaves out
+    expect(parseEnqueueBody({ queue: 'q', payload: 1, maxAttempts: null, runAt: null, delay: null, dedupeKey: null }).options).toEqual({});
     const fieldOf = (body: unknown) => {
       try {
         parseEnqueueBody(body);
@@ -95,6 +144,10 @@ describe('the admin API’s requests', () => {
         { queue: 'q', maxAttempts: '5' },
         { queue: 'q', runAt: 'soon' },
         { queue: 'q', runAt: '2030-01-02T03:04:05' },
+        { queue: 'q', runAt: '2028-02-30T03:04:05Z' },
+        { queue: 'q', runAt: '2028-13-01T03:04:05Z' },
+        { queue: 'q', priority: 1.5 },
+        { queue: 'q', dedupeKey: '' },
         { queue: 'q', delay: -1 },
         { queue: 'q', extra: 1 },
       ].map(fieldOf),
@@ -110,6 +163,10 @@ describe('the admin API’s requests', () => {
       'maxAttempts',
       'runAt',
       'runAt',
+      'runAt',
+      'runAt',
+      'priority',
+      'dedupeKey',
       'delay',
       'extra',
     ]);

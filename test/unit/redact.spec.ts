@@ -20,11 +20,13 @@ describe('redact', () => {
     expect(redactJob(job, undefined)).toEqual({
       data: { value: { token: 't' } },
       output: { value: { ok: 1 } },
+      sourceOutput: { value: undefined },
       lastError: { value: null },
     });
-    expect(redactJob(job, () => ({ data: { token: '[x]' } }))).toEqual({
+    expect(redactJob(job, () => ({ data: { token: '[x]' }, sourceOutput: null }))).toEqual({
       data: { value: { token: '[x]' } },
       output: { hidden: 'hidden by redact(job)' },
+      sourceOutput: { value: null },
       lastError: { value: null },
     });
     expect(redactJob(job, () => ({ lastError: { name: 'E', message: 'm', extra: 1 } as never })).lastError).toEqual({
