@@ -57,7 +57,12 @@ export function redactOption(value: unknown): Redact | undefined {
  */
 export function redactJob(job: JobWithMetadata, redact: Redact | undefined): RedactedJob {
   if (!redact)
-    return { data: { value: job.data }, output: { value: job.output }, sourceOutput: { value: job.sourceOutput }, lastError: { value: job.lastError } };
+    return {
+      data: { value: job.data },
+      output: { value: job.output },
+      sourceOutput: { value: job.sourceOutput },
+      lastError: { value: job.lastError },
+    };
   let answer: unknown;
   try {
     answer = redact(structuredClone(job));
