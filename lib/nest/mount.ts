@@ -32,10 +32,10 @@ export function headersMiddleware(headers: Readonly<Record<string, string>>): Ty
 export const MOUNTED_CONTROLLER = Symbol('pgqueue:mounted-controller');
 
 /** Refuses any key of `options` that `keys` does not hold, naming it (a misspelt option must not be ignored). */
-export function knownKeys(module: string, options: object, keys: readonly string[]): void {
+export function knownKeys(module: string, options: object, keys: readonly string[], method = 'forRoot'): void {
   for (const key of Object.keys(options))
     if (!keys.includes(key))
-      throw new InvalidOptionError(key, `absent: ${module}.forRoot takes ${keys.join(', ')}`, (options as Record<string, unknown>)[key]);
+      throw new InvalidOptionError(key, `absent: ${module}.${method} takes ${keys.join(', ')}`, (options as Record<string, unknown>)[key]);
 }
 
 interface RawRequest {

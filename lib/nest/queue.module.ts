@@ -10,6 +10,7 @@ import {
 import { DiscoveryModule } from '@nestjs/core';
 import { resolveConfig, type QueueModuleOptions } from '../core/config.js';
 import { InvalidOptionError } from '../core/errors.js';
+import { knownKeys } from './mount.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
 import { QueueEventExplorer } from './queue-event.explorer.js';
 import { queueFeature, type QueueFeatureEntry } from './queue-feature.js';
@@ -47,6 +48,10 @@ export class QueueModule {
     const given = (['useFactory', 'useClass', 'useExisting'] as const).filter((k) => options?.[k] !== undefined);
     if (given.length !== 1)
       throw new InvalidOptionError('options', 'exactly one of useFactory, useClass and useExisting', given.length ? given : options);
+    knownKeys('QueueModule', options, ['imports', 'useFactory', 'inject', 'useClass', 'useExisting'], 'forRootAsync');
+    // inject feeds useFactory's parameters; beside a class there is nothing to feed
+    if (given[0] !== 'useFactory' && options.inject !== undefined)
+      throw new InvalidOptionError('options.inject', `absent beside ${given[0]}: inject gives useFactory its arguments`, options.inject);
     const imports = options.imports ?? [];
     const { useFactory, useClass, useExisting } = options;
     if (given[0] === 'useFactory') {

@@ -206,6 +206,13 @@ describe('module configuration', () => {
 
     expect(() => QueueModule.forRootAsync({})).toThrow('options must be exactly one of useFactory, useClass and useExisting');
     expect(() => QueueModule.forRootAsync({ useClass: QueueConfig, useExisting: QueueConfig })).toThrow(/exactly one/);
+    // nothing is accepted and ignored: a misspelt key, or inject where no factory takes it
+    expect(() => QueueModule.forRootAsync({ useFactory: () => ({}), injects: [] } as never)).toThrow(
+      /^injects must be absent: QueueModule.forRootAsync takes imports, useFactory, inject, useClass, useExisting/,
+    );
+    expect(() => QueueModule.forRootAsync({ useClass: QueueConfig, inject: ['X'] })).toThrow(
+      /^options.inject must be absent beside useClass/,
+    );
   });
 
   it('forRootAsync with a bad option fails at boot, naming the field', async () => {
