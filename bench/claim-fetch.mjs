@@ -6,8 +6,8 @@ import pg from 'pg';
 // From the build, like the internals below, so that this script needs no `npm ci --prefix bench`.
 import { PgQueue } from '../dist/lib/core/index.js';
 import { buildStatements } from '../dist/lib/core/sql/index.js';
-import { claimJobs } from '../dist/lib/core/worker.js';
-import { pgExecutor } from '../dist/lib/core/db.js';
+import { claimJobs } from '../dist/lib/core/worker/index.js';
+import { pgExecutor } from '../dist/lib/core/runtime/db.js';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -9,7 +9,7 @@ import pg from 'pg';
 // From the build, like the internals below, so that this script needs no `npm ci --prefix bench`.
 import { PgQueue } from '../dist/lib/core/index.js';
 import { buildStatements, fetchArgs, claimArgs } from '../dist/lib/core/sql/index.js';
-import { ENGINE_SESSION } from '../dist/lib/core/db.js';
+import { ENGINE_SESSION } from '../dist/lib/core/runtime/db.js';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

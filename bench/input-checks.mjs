@@ -16,8 +16,8 @@ const ROUNDS = Number(arg('rounds', 7));
 const SENDS = Number(arg('sends', 2000));
 const from = (path) => import(pathToFileURL(`${dist}/${path}`).href);
 
-const { toJson } = await from('lib/core/validate.js');
-const { describeFailure } = await from('lib/core/worker/failure.js');
+const { toJson } = await from('lib/core/config/validate.js');
+const { describeFailure } = await from('lib/core/worker/attempt/failure.js');
 const { PgQueue } = await from('lib/core/index.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -1,11 +1,11 @@
-// What tracing costs a send and an attempt, in the engine's own code (lib/core/tracing.ts) and outside any database:
+// What tracing costs a send and an attempt, in the engine's own code (lib/core/runtime/tracing.ts) and outside any database:
 // a handler called directly, then through Tracing with @opentelemetry/api installed but no SDK registered (the
 // calls go straight through), then with an SDK registered whose spans are dropped (the spans are made and ended).
 //   npm run build && node bench/tracing-overhead.mjs [--calls 1000000] [--rounds 3]
 import { parseArgs } from 'node:util';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { loadTracing } from '../dist/lib/core/tracing.js';
+import { loadTracing } from '../dist/lib/core/runtime/tracing.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' } } });
 const calls = Number(values.calls);

@@ -10,4 +10,4 @@ export { QUEUE_CONFIG, QUEUE_CONTEXT_TYPE } from './nest/queue.constants.js';
 export { OnQueueEvent } from './nest/decorators/on-queue-event.decorator.js';
 export { CurrentJob, JobPayload } from './nest/decorators/job-params.decorator.js';
 export { QueueErrorFilter } from './nest/error-filter.js';
-export { httpErrorOf, type HttpError } from './core/http-errors.js';
+export { httpErrorOf, type HttpError } from './core/http/errors.js';

@@ -12,7 +12,7 @@ if (!existsSync(fileURLToPath(new URL('../../dist/lib/core/index.js', import.met
 }
 
 const { PgQueue } = await import('../../dist/lib/core/index.js');
-const { withEngineSession } = await import('../../dist/lib/core/db.js');
+const { withEngineSession } = await import('../../dist/lib/core/runtime/db.js');
 export const sql = await import('../../dist/lib/core/sql/index.js');
 
 export const args = parseArgs();

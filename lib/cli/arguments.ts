@@ -3,12 +3,12 @@
 // Where the engine has a check of its own (queue names, schema names, job ids), this applies it, so that the command
 // line accepts exactly what the engine does.
 import { InvalidArgumentError } from 'commander';
-import { schemaName } from '../core/config.js';
+import { schemaName } from '../core/config/config.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { JOB_STATES } from '../core/job-finder.js';
-import { isJobId } from '../core/job-refs.js';
+import { JOB_STATES } from '../core/jobs/finder.js';
+import { isJobId } from '../core/jobs/refs.js';
 import type { JobState } from '../core/types.js';
-import { queueName } from '../core/validate.js';
+import { queueName } from '../core/config/validate.js';
 import { UsageError } from './failure.js';
 
 /** The engine's verdict on a value, as commander's usage error (it prefixes the option or argument and the value). */

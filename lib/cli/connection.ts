@@ -4,10 +4,10 @@
 // clear line rather than the first statement's failure. Errors of the connection read as the engine's at its start.
 import pg from 'pg';
 import type { Command } from 'commander';
-import { resolveConfig, type ResolvedConfig } from '../core/config.js';
-import { installedVersion, LATEST_VERSION } from '../core/migrate.js';
+import { resolveConfig, type ResolvedConfig } from '../core/config/config.js';
+import { installedVersion, LATEST_VERSION } from '../core/runtime/migrate.js';
 import { PgQueue } from '../core/pg-queue.js';
-import { startupError } from '../core/startup-error.js';
+import { startupError } from '../core/runtime/startup-error.js';
 import { checkUrl, schemaArgument } from './arguments.js';
 import { CommandError, UsageError } from './failure.js';
 import { cliLogger, type CliIo } from './io.js';

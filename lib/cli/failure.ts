@@ -1,7 +1,7 @@
 // How a command that did not succeed ends: one line on stderr and an exit code a script can branch on. The database's
 // usual failures read as the engine words them at its start (startup-error.ts), never as a driver's stack.
 import { QueueError, InvalidOptionError } from '../core/errors.js';
-import { startupError } from '../core/startup-error.js';
+import { startupError } from '../core/runtime/startup-error.js';
 
 /** The exit codes of `pgqueue`. */
 export const EXIT = {

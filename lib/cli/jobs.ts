@@ -1,7 +1,7 @@
 // `pgqueue jobs <queue>`: a queue's jobs, newest first, read page by page with findJobs' cursor up to --limit. With
 // --json the jobs come whole, with the cursor that continues the list (--after).
 import type { Command } from 'commander';
-import { JOB_STATES, type JobPage } from '../core/job-finder.js';
+import { JOB_STATES, type JobPage } from '../core/jobs/finder.js';
 import type { PgQueue } from '../core/pg-queue.js';
 import type { JobState, JobWithMetadata } from '../core/types.js';
 import { integerIn, jobId, queueArgument, statesArgument } from './arguments.js';

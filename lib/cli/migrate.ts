@@ -1,9 +1,9 @@
 // `pgqueue migrate`: installs or upgrades the queue's tables, as an engine does at its start, or prints the SQL for a
-// DBA who owns the DDL. The printed script is the installer's own work written out (lib/core/migrate.ts,
+// DBA who owns the DDL. The printed script is the installer's own work written out (lib/core/runtime/migrate.ts,
 // migrationScript), bookkeeping included, so an engine started afterwards finds the version recorded.
 import { Option, type Command } from 'commander';
-import { quotedSchema } from '../core/config.js';
-import { installedVersion, LATEST_VERSION, migrate, migrationScript } from '../core/migrate.js';
+import { quotedSchema } from '../core/config/config.js';
+import { installedVersion, LATEST_VERSION, migrate, migrationScript } from '../core/runtime/migrate.js';
 import { integerIn } from './arguments.js';
 import { connectionOptions, databaseUrl, withClient, withPool, type ConnectionOptions } from './connection.js';
 import { UsageError } from './failure.js';

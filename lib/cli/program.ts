@@ -1,7 +1,7 @@
 // The `pgqueue` command line, wired with commander: one subcommand per file of this folder. Commander reports usage
 // errors itself (unknown command or option, a value its parser refused); run() turns every outcome into an exit code.
 import { Command, CommanderError } from 'commander';
-import { packageVersion } from '../core/version.js';
+import { packageVersion } from '../core/runtime/version.js';
 import { describeFailure, EXIT, EXIT_CODES_HELP } from './failure.js';
 import type { CliIo } from './io.js';
 import { printable, printableLines } from './printable.js';

@@ -2,8 +2,8 @@
 // nothing as the engine does it, or with --failed every failed job of the queue, in batches, with a progress bar.
 import type { Command } from 'commander';
 import { QueueError, QueueNotFoundError } from '../core/errors.js';
-import type { ChangeResult } from '../core/job-control.js';
-import type { FindJobsOptions, JobPage } from '../core/job-finder.js';
+import type { ChangeResult } from '../core/jobs/control.js';
+import type { FindJobsOptions, JobPage } from '../core/jobs/finder.js';
 import { integerIn, jobIdArgument, queueArgument } from './arguments.js';
 import { connectionOptions, withQueue, type ConnectionOptions } from './connection.js';
 import { UsageError } from './failure.js';

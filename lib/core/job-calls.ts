@@ -1,15 +1,15 @@
 // The calls on jobs named by id or by queue, half of the engine's public face (PgQueue extends it, and it extends
 // SendingCalls): fetch and settle by hand, cancel, resume, retry, redrive, update, delete, read (with a flow's
 // links), the bulk deletes, and publish/subscribe. Each is one delegation to the unit that owns it.
-import type { JobDetails } from './dependencies.js';
-import type { ChangeResult, CompleteOptions } from './job-control.js';
-import type { FetchOptions } from './fetcher.js';
-import type { FindJobsOptions, JobPage } from './job-finder.js';
+import type { JobDetails } from './jobs/dependencies.js';
+import type { ChangeResult, CompleteOptions } from './jobs/control.js';
+import type { FetchOptions } from './jobs/fetcher.js';
+import type { FindJobsOptions, JobPage } from './jobs/finder.js';
 import type { JobName } from './job-definition.js';
-import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './job-update.js';
-import type { RedriveOptions, RedriveResult } from './redrive.js';
+import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './jobs/update.js';
+import type { RedriveOptions, RedriveResult } from './jobs/redrive.js';
 import { SendingCalls } from './sending-calls.js';
-import type { PublishedJob } from './pub-sub.js';
+import type { PublishedJob } from './jobs/pub-sub.js';
 import type { Job, JobRef, JobWithMetadata, SendOptions } from './types.js';
 
 export abstract class JobCalls extends SendingCalls {

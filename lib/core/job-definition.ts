@@ -3,10 +3,10 @@
 // with a `schema` (any object with `parse`: zod's, or one of your own) it is also checked at run time, at the send and
 // before the handler runs.
 import { InvalidOptionError, InvalidPayloadError, PermanentJobError } from './errors.js';
-import { DEFINE_JOB_OPTIONS } from './option-keys.js';
-import { parseQueueOptions } from './options.js';
+import { DEFINE_JOB_OPTIONS } from './config/option-keys.js';
+import { parseQueueOptions } from './config/options.js';
 import type { QueueOptions } from './types.js';
-import { noUnknownKeys, queueName } from './validate.js';
+import { noUnknownKeys, queueName } from './config/validate.js';
 
 /**
  * What a payload is checked with: `parse` returns the payload (maybe cleaned) or throws. What it returns is stored,

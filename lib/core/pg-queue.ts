@@ -1,20 +1,20 @@
 // The queue engine's public face, free of Nest: every public method is one delegation to the unit that owns it
 // (engine-units.ts wires them: runtime.ts for the lifecycle, queue-admin, sender, flows, fetcher, job-control, worker-registry).
 // The sending calls are declared in sending-calls.ts, the calls on jobs by id in job-calls.ts, which this class extends.
-import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config.js';
+import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config/config.js';
 import type { JobName } from './job-definition.js';
-import { engineUnits, type EngineUnits } from './engine-units.js';
-import { parseForce } from './options.js';
-import { checkHealth, type HealthReport, type HealthThresholds } from './health.js';
-import { consoleLogger, lastResort } from './console-logger.js';
+import { engineUnits, type EngineUnits } from './runtime/engine-units.js';
+import { parseForce } from './config/options.js';
+import { checkHealth, type HealthReport, type HealthThresholds } from './stats/health.js';
+import { consoleLogger, lastResort } from './runtime/console-logger.js';
 import { asWarning, type QueueWarning } from './events.js';
 import { JobCalls } from './job-calls.js';
-import type { MaintenanceResult } from './maintenance.js';
-import type { MonitorResult } from './monitor.js';
-import type { MigrationResult } from './migrate.js';
-import type { Runtime } from './runtime.js';
-import type { Schedules } from './schedules.js';
-import type { WorkerRegistry } from './worker-registry.js';
+import type { MaintenanceResult } from './passes/maintenance.js';
+import type { MonitorResult } from './passes/monitor.js';
+import type { MigrationResult } from './runtime/migrate.js';
+import type { Runtime } from './runtime/runtime.js';
+import type { Schedules } from './queues/schedules.js';
+import type { WorkerRegistry } from './worker/registry.js';
 import type {
   BatchHandler,
   HandlerFor,
@@ -31,11 +31,11 @@ import type {
   WorkOptions,
 } from './types.js';
 
-export type { ChangeResult, CompleteOptions } from './job-control.js';
-export type { RedriveOptions, RedriveResult } from './redrive.js';
+export type { ChangeResult, CompleteOptions } from './jobs/control.js';
+export type { RedriveOptions, RedriveResult } from './jobs/redrive.js';
 
-export type { FetchOptions } from './fetcher.js';
-export type { FindJobsOptions, JobPage } from './job-finder.js';
+export type { FetchOptions } from './jobs/fetcher.js';
+export type { FindJobsOptions, JobPage } from './jobs/finder.js';
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and

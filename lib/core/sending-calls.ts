@@ -1,7 +1,7 @@
 // The sending half of the engine's public face (PgQueue extends it): one job or many, throttled, debounced,
 // deferred, or a flow of jobs that wait for each other. Each call is one delegation to the sender or flows unit.
 import { EventEmitter } from 'node:events';
-import type { EngineUnits } from './engine-units.js';
+import type { EngineUnits } from './runtime/engine-units.js';
 import type { QueueEvents } from './events.js';
 import type { JobDefinition, JobName } from './job-definition.js';
 import type { EnqueueResult, FlowJob, JobInsert, SendOptions } from './types.js';

@@ -2,13 +2,13 @@
 // output as `redact` lets them be shown. Rendered on the server only; like the main page, everything stored goes
 // through esc().
 import type { JobView } from '../core/dashboard/job-view.js';
-import { redactJob, type Redact, type RedactedError, type Shown } from '../core/redact.js';
+import { redactJob, type Redact, type RedactedError, type Shown } from '../core/http/redact.js';
 import type { JobWithMetadata } from '../core/types.js';
 import { boundedJson, Unrenderable } from './bounded-json.js';
 import { documentOf } from './page.js';
 import { duration, esc, jobLink } from './render.js';
 
-export type { Redact } from '../core/redact.js';
+export type { Redact } from '../core/http/redact.js';
 
 /** The longest JSON shown of a payload or output (the rest is cut, and the page says so). */
 export const SHOWN_JSON_MAX = 64 * 1024;

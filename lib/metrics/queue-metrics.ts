@@ -4,15 +4,15 @@
 //   queue rows (one small read, whatever the jobs table holds), so every instance reports the same values;
 //   aggregate them with max(), never sum();
 // - what this instance's workers did (counters, and histograms of wait and run time whose buckets are the edges
-//   of the monitor's 48 bins, lib/core/bins.ts): fed by the lifecycle events this instance emits, so the
+//   of the monitor's 48 bins, lib/core/stats/bins.ts): fed by the lifecycle events this instance emits, so the
 //   cluster's figure is their sum() over instances.
 import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry, type RegistryContentType } from 'prom-client';
-import { BIN_COUNT, binLowerEdge } from '../core/bins.js';
-import { withDeadline } from '../core/deadline.js';
+import { BIN_COUNT, binLowerEdge } from '../core/stats/bins.js';
+import { withDeadline } from '../core/runtime/deadline.js';
 import { InvalidOptionError } from '../core/errors.js';
 import type { QueueEvents } from '../core/events.js';
 import type { QueueResult } from '../core/types.js';
-import { noUnknownKeys, optInt, record } from '../core/validate.js';
+import { noUnknownKeys, optInt, record } from '../core/config/validate.js';
 
 /** What QueueMetrics reads: a PgQueue, or the QueueService that is one. */
 export interface MetricsSource {

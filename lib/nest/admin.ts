@@ -3,8 +3,8 @@
 // 002's wire format (its curl lines work as written) with the engine's fields beside it. It refuses to start without
 // a guard: these routes change jobs. A request from another site's page is refused before any work (SameOriginOnly);
 // a body, when there is one, must be JSON. Every route waits its turn for the engine's connections (operatorGate),
-// and every job it answers goes through `redact`. The work is in lib/core/http-admin.ts; the one table that turns the
-// engine's typed errors into HTTP answers is lib/core/http-errors.ts, which AdminErrors applies to every route.
+// and every job it answers goes through `redact`. The work is in lib/core/http/admin.ts; the one table that turns the
+// engine's typed errors into HTTP answers is lib/core/http/errors.ts, which AdminErrors applies to every route.
 import {
   Body,
   Controller,
@@ -34,15 +34,15 @@ import {
 } from '@nestjs/common';
 import { catchError, defer, from, lastValueFrom, Observable, throwError } from 'rxjs';
 import { InvalidOptionError, JobNotFoundError } from '../core/errors.js';
-import { adminJob, enqueueAnswer, findJobsByQuery, parseEnqueueBody, queueOfJob, type AdminJob } from '../core/http-admin.js';
-import { httpErrorOf } from '../core/http-errors.js';
+import { adminJob, enqueueAnswer, findJobsByQuery, parseEnqueueBody, queueOfJob, type AdminJob } from '../core/http/admin.js';
+import { httpErrorOf } from '../core/http/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
-import { operatorGate } from '../core/read-gate.js';
-import { redactOption, type Redact } from '../core/redact.js';
+import { operatorGate } from '../core/http/read-gate.js';
+import { redactOption, type Redact } from '../core/http/redact.js';
 import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, routePath, SameOriginOnly } from './mount.js';
 import { QueueService } from './queue.service.js';
 
-export type { Redact, RedactedError } from '../core/redact.js';
+export type { Redact, RedactedError } from '../core/http/redact.js';
 
 export interface QueueAdminOptions {
   /** Where the routes are mounted (default `/api/queue`). */

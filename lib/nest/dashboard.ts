@@ -37,17 +37,17 @@ import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { runtimeOf } from '../core/pg-queue.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
-import { withDeadline } from '../core/deadline.js';
-import { publicError } from '../core/public-error.js';
-import { operatorGate, type ReadGate } from '../core/read-gate.js';
-import { redactOption, type Redact } from '../core/redact.js';
-import { packageVersion } from '../core/version.js';
+import { withDeadline } from '../core/runtime/deadline.js';
+import { publicError } from '../core/http/public-error.js';
+import { operatorGate, type ReadGate } from '../core/http/read-gate.js';
+import { redactOption, type Redact } from '../core/http/redact.js';
+import { packageVersion } from '../core/runtime/version.js';
 import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
 import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, routePath, SameOriginOnly } from './mount.js';
 import { QueueService } from './queue.service.js';
 
-export type { Redact, RedactedError } from '../core/redact.js';
+export type { Redact, RedactedError } from '../core/http/redact.js';
 
 export interface QueueDashboardOptions {
   /** The path the dashboard is served at (default `/queues`). */

@@ -1,10 +1,10 @@
 // The engine's typed errors as HTTP answers in the user's own controllers: QueueErrorFilter turns a QueueError a
-// call of QueueService threw into the answer of lib/core/http-errors.ts (400 naming the field, 404, 409, 413, 503
+// call of QueueService threw into the answer of lib/core/http/errors.ts (400 naming the field, 404, 409, 413, 503
 // for a closing engine) and leaves every other exception to Nest as before.
 import { Catch, HttpException, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { QueueError } from '../core/errors.js';
-import { httpErrorOf } from '../core/http-errors.js';
+import { httpErrorOf } from '../core/http/errors.js';
 
 /**
  * An exception filter for HTTP apps: `{ provide: APP_FILTER, useClass: QueueErrorFilter }` for every controller,

@@ -3,7 +3,7 @@
 // and the one that refuses a request from another site's page before any guard or handler runs.
 import { Injectable, type NestMiddleware, type Type } from '@nestjs/common';
 import { InvalidOptionError } from '../core/errors.js';
-import { crossOriginReason } from '../core/http-origin.js';
+import { crossOriginReason } from '../core/http/origin.js';
 
 /** A route path as the modules take it: begins with `/`, ends without one, only characters a route path may hold. */
 export function routePath(field: string, value: unknown, example: string): string {

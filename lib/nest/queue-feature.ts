@@ -1,9 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { InvalidOptionError, QueueError } from '../core/errors.js';
 import { isJobDefinition, type JobDefinition } from '../core/job-definition.js';
-import { parseQueueOptions } from '../core/options.js';
+import { parseQueueOptions } from '../core/config/options.js';
 import type { QueueOptions } from '../core/types.js';
-import { queueName } from '../core/validate.js';
+import { queueName } from '../core/config/validate.js';
 
 /** One queue a feature module declares: a job of defineJob(), or a name with the queue's options. */
 export type QueueFeatureEntry = JobDefinition<unknown> | ({ name: string } & QueueOptions);

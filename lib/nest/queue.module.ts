@@ -8,7 +8,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { resolveConfig, type QueueModuleOptions } from '../core/config.js';
+import { resolveConfig, type QueueModuleOptions } from '../core/config/config.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { knownKeys } from './mount.js';
 import { QUEUE_CONFIG } from './queue.constants.js';

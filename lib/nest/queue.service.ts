@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { ResolvedConfig } from '../core/config.js';
+import type { ResolvedConfig } from '../core/config/config.js';
 import { PgQueue } from '../core/pg-queue.js';
 import { QUEUE_CONFIG } from './queue.constants.js';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import type { HealthThresholds } from '../core/health.js';
+import type { HealthThresholds } from '../core/stats/health.js';
 import { QueueService } from './queue.service.js';
 
 /**

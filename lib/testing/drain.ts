@@ -4,7 +4,7 @@
 import { QueueNotFoundError } from '../core/errors.js';
 import type { JobName } from '../core/job-definition.js';
 import type { PgQueue } from '../core/pg-queue.js';
-import { noUnknownKeys, optBool, record } from '../core/validate.js';
+import { noUnknownKeys, optBool, record } from '../core/config/validate.js';
 import { JobsFailedError, NoWorkerError, WaitTimeoutError } from './errors.js';
 import { assertRuns, heldHere, LOOK_EVERY_MS, queueOf, timeoutOf, withLoops, type JobError, type OutcomeWatch } from './watch.js';
 

@@ -5,7 +5,7 @@ import type { JobName } from '../core/job-definition.js';
 import { runtimeOf, type PgQueue } from '../core/pg-queue.js';
 import type { JobWithMetadata } from '../core/types.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { int, noUnknownKeys, record } from '../core/validate.js';
+import { int, noUnknownKeys, record } from '../core/config/validate.js';
 import { mismatch, refusePromise, render, type Shape } from './match.js';
 import { queueOf } from './watch.js';
 

@@ -5,7 +5,7 @@ import { InvalidOptionError, JobNotFoundError } from '../core/errors.js';
 import type { JobName } from '../core/job-definition.js';
 import type { PgQueue } from '../core/pg-queue.js';
 import type { JobWithMetadata, SendOptions } from '../core/types.js';
-import { noUnknownKeys, record } from '../core/validate.js';
+import { noUnknownKeys, record } from '../core/config/validate.js';
 import { JobNotSentError, NoWorkerError, WaitTimeoutError } from './errors.js';
 import { assertRuns, LOOK_EVERY_MS, queueOf, timeoutOf, withLoops } from './watch.js';
 

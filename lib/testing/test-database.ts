@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidOptionError } from '../core/errors.js';
-import { noUnknownKeys, oneOf, record } from '../core/validate.js';
+import { noUnknownKeys, oneOf, record } from '../core/config/validate.js';
 import { NoTestDatabaseError } from './errors.js';
 
 /** Options of startTestDatabase(). */

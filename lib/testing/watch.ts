@@ -5,8 +5,8 @@ import { InvalidOptionError } from '../core/errors.js';
 import type { QueueEvents } from '../core/events.js';
 import { jobNameOf, type JobName } from '../core/job-definition.js';
 import { workersOf, type PgQueue } from '../core/pg-queue.js';
-import { int, queueName } from '../core/validate.js';
-import type { WorkerRegistry } from '../core/worker-registry.js';
+import { int, queueName } from '../core/config/validate.js';
+import type { WorkerRegistry } from '../core/worker/registry.js';
 import { NoWorkerError } from './errors.js';
 
 /** An attempt's error as the engine records it: `name`, `message`, `stack`, and the thrown error's own fields. */

@@ -11,7 +11,7 @@ export const QUEUE_TABLE_AUTOVACUUM =
   'autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_insert_scale_factor = 0.01, autovacuum_analyze_scale_factor = 0.02';
 
 /**
- * Retention (lib/core/retention.ts, lib/core/sql/retention.ts):
+ * Retention (lib/core/passes/retention.ts, lib/core/sql/retention.ts):
  * - `queues.failed_delete_after_seconds`: how long a job that failed for good is kept (0: forever), apart from the
  *   deleteAfterSeconds of completed and cancelled jobs; set on the job's keep_until when it fails.
  * - `jobs.slot_until`: the end of a throttled job's time slot. The slot is held by the row (jobs_throttle_slot),

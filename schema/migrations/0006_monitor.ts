@@ -19,11 +19,11 @@ const COUNT_COLUMNS = `
   run_bins integer[]`;
 
 /**
- * The monitor pass (lib/core/monitor.ts): every monitorIntervalSeconds one instance counts each queue's jobs and
+ * The monitor pass (lib/core/passes/monitor.ts): every monitorIntervalSeconds one instance counts each queue's jobs and
  * caches the counts on the queue's row (`counted_on`: when), so that getQueues() and the health check read a row
  * per queue, whatever the jobs table holds. With persistQueueStats each pass also stores a snapshot in
  * `queue_stats`: the counts, what was created, completed and failed since the previous pass, and histograms of
- * how long the jobs that finished waited and ran (48 logarithmic bins: lib/core/bins.ts). Snapshots go with
+ * how long the jobs that finished waited and ran (48 logarithmic bins: lib/core/stats/bins.ts). Snapshots go with
  * their queue, and are deleted after queueStatRetentionDays.
  */
 export const monitor: Migration = {

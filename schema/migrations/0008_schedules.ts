@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * Cron schedules (lib/core/schedules.ts, lib/core/scheduler.ts): a row per queue and key. `next_run_on` is the
+ * Cron schedules (lib/core/queues/schedules.ts, lib/core/passes/scheduler.ts): a row per queue and key. `next_run_on` is the
  * next slot not yet fired ('infinity' once the expression has none left); the scheduler fires a slot and moves
  * it on in one transaction, under the row's lock, so that each slot fires once however many instances race.
  * `managed` rows are kept in step with a `@QueueHandler`'s `schedule` option at bootstrap.

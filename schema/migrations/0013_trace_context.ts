@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * The trace context of the send that made a job (W3C trace headers as JSON, lib/core/tracing.ts), so that each
+ * The trace context of the send that made a job (W3C trace headers as JSON, lib/core/runtime/tracing.ts), so that each
  * attempt's span links to the request that sent it. Nullable without a default: adding it rewrites no row, and a
  * job sent without tracing stores nothing.
  */

@@ -1,6 +1,6 @@
 /**
  * Versioned migrations: the installer of the queue's tables. Each is applied once, in order, inside the
- * transaction that holds the migration lock (see lib/core/migrate.ts), and recorded in `migrations`.
+ * transaction that holds the migration lock (see lib/core/runtime/migrate.ts), and recorded in `migrations`.
  * `s` is the schema name, already validated and quoted as an identifier.
  */
 export interface Migration {

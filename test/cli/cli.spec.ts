@@ -2,7 +2,7 @@
 // each command checked by what it printed, its exit code, and what the database holds after it.
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { LATEST_VERSION } from '../../lib/core/migrate.js';
+import { LATEST_VERSION } from '../../lib/core/runtime/migrate.js';
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import type { JobWithMetadata } from '../../lib/core/types.js';
 import { migrationScript } from '../../lib/core/sql/migrate.js';

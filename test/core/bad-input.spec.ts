@@ -1,5 +1,5 @@
 import { InvalidOptionError, InvalidPayloadError, PayloadTooLargeError, QueueError, QueueNotFoundError } from '../../lib/core/errors.js';
-import { resolveConfig } from '../../lib/core/config.js';
+import { resolveConfig } from '../../lib/core/config/config.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
 import { queueFixture } from '../helpers/queue.js';
 

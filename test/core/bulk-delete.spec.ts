@@ -1,5 +1,5 @@
 import { InvalidOptionError, QueueNotFoundError } from '../../lib/core/errors.js';
-import { BULK_DELETE_BATCH } from '../../lib/core/bulk-delete.js';
+import { BULK_DELETE_BATCH } from '../../lib/core/queues/bulk-delete.js';
 import { stateCounts } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 

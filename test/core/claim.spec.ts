@@ -1,6 +1,6 @@
 import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 import { testUrl } from '../helpers/db.js';
-import { statementName } from '../../lib/core/db.js';
+import { statementName } from '../../lib/core/runtime/db.js';
 
 const f = queueFixture('claim');
 const q = f.create();

@@ -3,7 +3,7 @@
 // reported while the last figures stay.
 import { DashboardSampler, SAMPLE_INTERVAL_MS } from '../../lib/core/dashboard/sampler.js';
 import { QUEUE_COUNT_CAP } from '../../lib/core/dashboard/sample-rows.js';
-import { inTransaction } from '../../lib/core/db.js';
+import { inTransaction } from '../../lib/core/runtime/db.js';
 import { runtimeOf, type PgQueue } from '../../lib/core/pg-queue.js';
 import { beginDashboardRead } from '../../lib/core/sql/transaction.js';
 import type { Job } from '../../lib/core/types.js';

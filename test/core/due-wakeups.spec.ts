@@ -1,7 +1,7 @@
 // A job that becomes claimable later (sent with startAfter, a retry waiting for its delay, a rate-limit window that
 // opens) is claimed when it is due, not at the loop's next poll. The loops here poll once a minute: only a due-time
 // wake-up can run these jobs within the tests' deadlines, which are generous (the tests assert no timings).
-import { parseWake } from '../../lib/core/notifier.js';
+import { parseWake } from '../../lib/core/worker/notifier.js';
 import { failArgs } from '../../lib/core/sql/index.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
 import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';

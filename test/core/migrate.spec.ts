@@ -1,7 +1,7 @@
 import { PgQueue } from '../../lib/core/pg-queue.js';
 import pg from 'pg';
-import { quotedSchema } from '../../lib/core/config.js';
-import { LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationLocks } from '../../lib/core/migrate.js';
+import { quotedSchema } from '../../lib/core/config/config.js';
+import { LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationLocks } from '../../lib/core/runtime/migrate.js';
 import * as sql from '../../lib/core/sql/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';

@@ -1,4 +1,4 @@
-import { binOf, BIN_COUNT } from '../../lib/core/bins.js';
+import { binOf, BIN_COUNT } from '../../lib/core/stats/bins.js';
 import { buildStatements } from '../../lib/core/sql/index.js';
 import { until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';

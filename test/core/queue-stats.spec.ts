@@ -1,5 +1,5 @@
 import { InvalidOptionError, QueueNotFoundError } from '../../lib/core/errors.js';
-import { percentile } from '../../lib/core/bins.js';
+import { percentile } from '../../lib/core/stats/bins.js';
 import { until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 

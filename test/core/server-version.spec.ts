@@ -3,7 +3,7 @@
 // (test/unit/server-version.spec.ts): none runs beside the tests.
 import pg from 'pg';
 import { PgQueue } from '../../lib/core/pg-queue.js';
-import { unsupportedServer } from '../../lib/core/server-version.js';
+import { unsupportedServer } from '../../lib/core/runtime/server-version.js';
 import { dropSchema, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
 
 const admin = testPool();

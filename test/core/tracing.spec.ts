@@ -6,7 +6,7 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { ATTEMPT_ATTRIBUTE } from '../../lib/core/tracing.js';
+import { ATTEMPT_ATTRIBUTE } from '../../lib/core/runtime/tracing.js';
 import { until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 

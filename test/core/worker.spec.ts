@@ -1,5 +1,5 @@
 import type { Job } from '../../lib/core/types.js';
-import { LazyAbort } from '../../lib/core/worker.js';
+import { LazyAbort } from '../../lib/core/worker/index.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 

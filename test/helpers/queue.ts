@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
-import type { QueueModuleOptions } from '../../lib/core/config.js';
+import type { QueueModuleOptions } from '../../lib/core/config/config.js';
 import type { Statements } from '../../lib/core/sql/index.js';
-import type { Executor } from '../../lib/core/db.js';
+import type { Executor } from '../../lib/core/runtime/db.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema } from './db.js';
 
 /**

@@ -2,7 +2,7 @@
 // cached them, and this instance's completed, failed, retried and expired jobs, with the attempts' wait and run
 // times in buckets at the edges of the monitor's bins.
 import { Registry } from 'prom-client';
-import { binOf } from '../../lib/core/bins.js';
+import { binOf } from '../../lib/core/stats/bins.js';
 import { BUCKETS, QueueMetrics } from '../../lib/metrics/queue-metrics.js';
 import { until } from '../helpers/db.js';
 import { samples, series } from '../helpers/prometheus.js';

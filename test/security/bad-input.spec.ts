@@ -5,7 +5,7 @@
 // report.
 import { InvalidOptionError, InvalidPayloadError, QueueError } from '../../lib/core/errors.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
-import { MAX_PAYLOAD_DEPTH } from '../../lib/core/validate.js';
+import { MAX_PAYLOAD_DEPTH } from '../../lib/core/config/validate.js';
 import { queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('secinput');

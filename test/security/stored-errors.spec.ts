@@ -4,7 +4,7 @@
 // MAX_KEPT_ERRORS errors, each within MAX_ERROR_BYTES.
 import { Socket } from 'node:net';
 import { MAX_KEPT_ERRORS } from '../../lib/core/sql/fragments.js';
-import { MAX_ERROR_BYTES } from '../../lib/core/worker/error-size.js';
+import { MAX_ERROR_BYTES } from '../../lib/core/worker/attempt/error-size.js';
 import { until } from '../helpers/db.js';
 import { axiosLikeError, SECRETS } from '../helpers/axios-like.js';
 import { queueFixture } from '../helpers/queue.js';

@@ -1,5 +1,5 @@
 // An attempt's states and the moves between them, and the table that counts the slots attempts hold.
-import { Attempt, Attempts } from '../../lib/core/worker/attempt.js';
+import { Attempt, Attempts } from '../../lib/core/worker/attempt/attempt.js';
 import { claimedRow } from './claimed-row.js';
 
 const row = (id: string, claimCount = 1) => claimedRow(id, { claim_count: claimCount });

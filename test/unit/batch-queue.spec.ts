@@ -1,7 +1,7 @@
 // The batch queue: one handler call per claim, at most `concurrency` at once, and the loop told to claim a whole
 // batch or nothing. Also the options a batch loop is parsed with.
-import { BatchQueue } from '../../lib/core/worker/batch-queue.js';
-import { DEFAULT_BATCH_SIZE, parseWorkOptions } from '../../lib/core/options.js';
+import { BatchQueue } from '../../lib/core/worker/intake/batch-queue.js';
+import { DEFAULT_BATCH_SIZE, parseWorkOptions } from '../../lib/core/config/options.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import { claimedRow } from './claimed-row.js';
 

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { addBins, BIN_COUNT, BIN_RATIO, binLowerEdge, binOf, percentile } from '../../lib/core/bins.js';
+import { addBins, BIN_COUNT, BIN_RATIO, binLowerEdge, binOf, percentile } from '../../lib/core/stats/bins.js';
 
 /** A histogram with `counts` at the given bins and zeros elsewhere. */
 function histogram(counts: Record<number, number>): number[] {

@@ -1,6 +1,6 @@
 // A claimed row as the claim statement returns it, for unit tests of the worker's parts: defaults for every
 // column, and what a test cares about given.
-import type { ClaimedRow } from '../../lib/core/worker/claim.js';
+import type { ClaimedRow } from '../../lib/core/worker/intake/claim.js';
 
 export function claimedRow(id: string, given: Partial<ClaimedRow> = {}): ClaimedRow {
   return {

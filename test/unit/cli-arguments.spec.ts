@@ -5,7 +5,7 @@ import { CommandError, describeFailure, EXIT, UsageError } from '../../lib/cli/f
 import type { CliIo } from '../../lib/cli/io.js';
 import { run } from '../../lib/cli/program.js';
 import { InvalidOptionError, JobStateError, QueueError, QueueNotFoundError } from '../../lib/core/errors.js';
-import { unsupportedServer } from '../../lib/core/server-version.js';
+import { unsupportedServer } from '../../lib/core/runtime/server-version.js';
 
 /** An io that keeps what was written, with the environment given. */
 function memoryIo(env: Record<string, string> = {}): CliIo & { stdout: string; stderr: string } {

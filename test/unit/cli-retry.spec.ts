@@ -3,7 +3,7 @@
 // command against PostgreSQL is in test/cli/cli.spec.ts.
 import { retryFailed, type RetryPort } from '../../lib/cli/retry.js';
 import { JobStateError } from '../../lib/core/errors.js';
-import type { FindJobsOptions, JobPage } from '../../lib/core/job-finder.js';
+import type { FindJobsOptions, JobPage } from '../../lib/core/jobs/finder.js';
 import type { JobWithMetadata } from '../../lib/core/types.js';
 
 class MemoryQueue implements RetryPort {

@@ -1,4 +1,4 @@
-import { completeOutputAndOptions } from '../../lib/core/job-control.js';
+import { completeOutputAndOptions } from '../../lib/core/jobs/control.js';
 
 describe("complete's output and options", () => {
   it("reads pg-boss's four arguments as they are", () => {

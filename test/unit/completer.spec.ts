@@ -2,9 +2,9 @@
 // attempts it still "holds" among those a statement names, or throws what the test tells it to.
 import { jest } from '@jest/globals';
 import { buildStatements } from '../../lib/core/sql/index.js';
-import { attemptKey } from '../../lib/core/worker/attempt.js';
+import { attemptKey } from '../../lib/core/worker/attempt/attempt.js';
 import { Completer, timingOf, type CompleterScope, type Finished } from '../../lib/core/worker/completer.js';
-import { describeFailure } from '../../lib/core/worker/failure.js';
+import { describeFailure } from '../../lib/core/worker/attempt/failure.js';
 
 const statements = buildStatements('"s"');
 const nameOf = new Map(Object.entries(statements).map(([name, text]) => [text, name]));

@@ -1,6 +1,6 @@
-import { MISSED_AFTER_MS, MISSED_COUNTED_MAX, parseCron, slotsDue, timeZone } from '../../lib/core/cron.js';
+import { MISSED_AFTER_MS, MISSED_COUNTED_MAX, parseCron, slotsDue, timeZone } from '../../lib/core/queues/cron.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { parseDeclaredSchedule, parseSchedule } from '../../lib/core/schedules.js';
+import { parseDeclaredSchedule, parseSchedule } from '../../lib/core/queues/schedules.js';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,4 +1,4 @@
-import { parseWake } from '../../lib/core/notifier.js';
+import { parseWake } from '../../lib/core/worker/notifier.js';
 import { DueClock } from '../../lib/core/worker/due-clock.js';
 import type { Statements } from '../../lib/core/sql/index.js';
 

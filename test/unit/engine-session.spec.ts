@@ -1,4 +1,4 @@
-import { ENGINE_SESSION, statementName, withEngineSession } from '../../lib/core/db.js';
+import { ENGINE_SESSION, statementName, withEngineSession } from '../../lib/core/runtime/db.js';
 
 describe("the engine's connections", () => {
   it("add the engine's session settings to the URL, after the URL's own options", () => {

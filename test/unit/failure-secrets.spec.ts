@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
-import { describeFailure } from '../../lib/core/worker.js';
-import { cutBytes, fitError, jsonBytes, MAX_ERROR_BYTES } from '../../lib/core/worker/error-size.js';
+import { describeFailure } from '../../lib/core/worker/index.js';
+import { cutBytes, fitError, jsonBytes, MAX_ERROR_BYTES } from '../../lib/core/worker/attempt/error-size.js';
 import { axiosLikeError, SECRETS } from '../helpers/axios-like.js';
 
 describe('a stored error keeps no credentials', () => {

@@ -1,5 +1,5 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
-import { describeFailure } from '../../lib/core/worker.js';
+import { describeFailure } from '../../lib/core/worker/index.js';
 
 describe("what a failed attempt records about a handler's throw", () => {
   it('coerces anything thrown into an error, and retries it', () => {

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { parseFindOptions } from '../../lib/core/job-finder.js';
+import { parseFindOptions } from '../../lib/core/jobs/finder.js';
 
 describe("findJobs' options", () => {
   it('defaults: any state, no key, 100 jobs, from the newest', () => {

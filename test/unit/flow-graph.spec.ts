@@ -1,4 +1,4 @@
-import { assertAcyclic, flowByQueue, flowEdges, parseFlow } from '../../lib/core/flow-graph.js';
+import { assertAcyclic, flowByQueue, flowEdges, parseFlow } from '../../lib/core/jobs/flow-graph.js';
 
 const flow = (edges: Record<string, string[]>) => new Map(Object.entries(edges).map(([ref, parents], index) => [ref, { index, parents }]));
 

@@ -1,4 +1,4 @@
-import { checkHealth, judge, parseThresholds } from '../../lib/core/health.js';
+import { checkHealth, judge, parseThresholds } from '../../lib/core/stats/health.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import type { QueueResult, WorkerInfo } from '../../lib/core/types.js';
 

@@ -9,9 +9,9 @@ import {
   QueueExistsError,
   QueueNotFoundError,
 } from '../../lib/core/errors.js';
-import { adminJob, jobIdOf, parseEnqueueBody, parseFindQuery, referenceStatus } from '../../lib/core/http-admin.js';
+import { adminJob, jobIdOf, parseEnqueueBody, parseFindQuery, referenceStatus } from '../../lib/core/http/admin.js';
 import type { JobWithMetadata } from '../../lib/core/types.js';
-import { httpErrorOf } from '../../lib/core/http-errors.js';
+import { httpErrorOf } from '../../lib/core/http/errors.js';
 
 describe('the admin API’s error answers', () => {
   it('maps each typed error to its status, naming the field where the error has one', () => {

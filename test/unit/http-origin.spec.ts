@@ -1,4 +1,4 @@
-import { crossOriginReason } from '../../lib/core/http-origin.js';
+import { crossOriginReason } from '../../lib/core/http/origin.js';
 
 describe('requests from another site’s page', () => {
   const host = { host: 'ops.example:3000' };

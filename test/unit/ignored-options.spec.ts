@@ -2,13 +2,13 @@
 // is accepted there and the value given (test/core/ignored-options.spec.ts runs the calls against PostgreSQL and
 // shows that nothing is written).
 import pg from 'pg';
-import { resolveConfig } from '../../lib/core/config.js';
+import { resolveConfig } from '../../lib/core/config/config.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import { defineJob } from '../../lib/core/job-definition.js';
-import { INSERT_JOB_OPTIONS } from '../../lib/core/option-keys.js';
-import { parseSendOptions, parseWorkOptions, splitHandlerOptions } from '../../lib/core/options.js';
-import { parseDeclaredSchedule, parseSchedule } from '../../lib/core/schedules.js';
-import { parseFlow } from '../../lib/core/flow-graph.js';
+import { INSERT_JOB_OPTIONS } from '../../lib/core/config/option-keys.js';
+import { parseSendOptions, parseWorkOptions, splitHandlerOptions } from '../../lib/core/config/options.js';
+import { parseDeclaredSchedule, parseSchedule } from '../../lib/core/queues/schedules.js';
+import { parseFlow } from '../../lib/core/jobs/flow-graph.js';
 import { parseQueueEventOptions } from '../../lib/nest/decorators/on-queue-event.decorator.js';
 
 const url = 'postgres://unused';

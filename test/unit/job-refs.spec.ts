@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { isJobId, parseRefs } from '../../lib/core/job-refs.js';
+import { isJobId, parseRefs } from '../../lib/core/jobs/refs.js';
 
 describe('job ids given to the calls by hand', () => {
   it('accepts positive bigints as strings of digits, up to the largest bigint', () => {

@@ -2,9 +2,9 @@
 // for every running attempt that has a heartbeat.
 import { jest } from '@jest/globals';
 import { buildStatements } from '../../lib/core/sql/index.js';
-import { Attempts, type Attempt } from '../../lib/core/worker/attempt.js';
+import { Attempts, type Attempt } from '../../lib/core/worker/attempt/attempt.js';
 import { LeaseClock } from '../../lib/core/worker/lease-clock.js';
-import type { ClaimedRow } from '../../lib/core/worker/claim.js';
+import type { ClaimedRow } from '../../lib/core/worker/intake/claim.js';
 import { claimedRow } from './claimed-row.js';
 
 const statements = buildStatements('"s"');

@@ -1,4 +1,4 @@
-import { LocalGroups } from '../../lib/core/worker/local-groups.js';
+import { LocalGroups } from '../../lib/core/worker/intake/local-groups.js';
 import { claimedRow } from './claimed-row.js';
 
 const row = (id: string, group: string | null, tier: string | null = null) => claimedRow(id, { group_id: group, group_tier: tier });

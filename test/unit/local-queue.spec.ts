@@ -1,7 +1,7 @@
 // The local queue's modes and deadlines, on fake time: what starts, what is handed back, and how many jobs
 // the loop may claim in each mode.
 import { jest } from '@jest/globals';
-import { LocalQueue, type LocalQueueOwner } from '../../lib/core/worker/local-queue.js';
+import { LocalQueue, type LocalQueueOwner } from '../../lib/core/worker/intake/local-queue.js';
 import { claimedRow } from './claimed-row.js';
 
 const row = (id: string, expireSeconds = 10, heartbeatSeconds: number | null = null) =>

@@ -1,4 +1,4 @@
-import { lockWait, tryTimeoutMs } from '../../lib/core/migrate.js';
+import { lockWait, tryTimeoutMs } from '../../lib/core/runtime/migrate.js';
 
 describe("a migration try's lock wait", () => {
   it("is ours, or the role's lock_timeout when shorter, or half its statement_timeout when shorter still", () => {

@@ -1,5 +1,5 @@
 // `pgqueue migrate --print`: the installer's work as one SQL script. Applying it is tested in test/cli/cli.spec.ts.
-import { LATEST_VERSION, migrationScript } from '../../lib/core/migrate.js';
+import { LATEST_VERSION, migrationScript } from '../../lib/core/runtime/migrate.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 
 describe('the migration script', () => {

@@ -1,12 +1,12 @@
-// The names each call accepts are written once (lib/core/option-keys.ts): docs/options.md names every one of them,
+// The names each call accepts are written once (lib/core/config/option-keys.ts): docs/options.md names every one of them,
 // and a name outside them is refused with what the call takes, a near miss's "did you mean", or what to write
 // instead of pg-boss's name.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import * as keys from '../../lib/core/option-keys.js';
-import type { OptionKeys } from '../../lib/core/option-keys.js';
-import { closestKey, noUnknownKeys } from '../../lib/core/validate.js';
+import * as keys from '../../lib/core/config/option-keys.js';
+import type { OptionKeys } from '../../lib/core/config/option-keys.js';
+import { closestKey, noUnknownKeys } from '../../lib/core/config/validate.js';
 
 const optionsPage = readFileSync(fileURLToPath(new URL('../../docs/options.md', import.meta.url)), 'utf8');
 

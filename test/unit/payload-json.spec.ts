@@ -1,7 +1,7 @@
 // toJson and optKey, without a database: what PostgreSQL's text and jsonb cannot take is refused before it is sent.
 // (test/security/bad-input.spec.ts sends the same through the engine and checks that nothing was written.)
 import { InvalidOptionError, InvalidPayloadError, PayloadTooLargeError } from '../../lib/core/errors.js';
-import { MAX_PAYLOAD_DEPTH, optKey, toJson } from '../../lib/core/validate.js';
+import { MAX_PAYLOAD_DEPTH, optKey, toJson } from '../../lib/core/config/validate.js';
 
 function nested(levels: number, leaf: unknown = 1): unknown {
   let v: unknown = leaf;

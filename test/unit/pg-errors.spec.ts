@@ -1,4 +1,4 @@
-import { isDataException, SQLSTATE, sqlState } from '../../lib/core/pg-errors.js';
+import { isDataException, SQLSTATE, sqlState } from '../../lib/core/runtime/pg-errors.js';
 
 describe('reading SQLSTATE from anything thrown', () => {
   it("reads a database error's code, and nothing from errors or values that carry none", () => {

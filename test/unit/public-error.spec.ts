@@ -1,7 +1,7 @@
-import { DeadlineError } from '../../lib/core/deadline.js';
+import { DeadlineError } from '../../lib/core/runtime/deadline.js';
 import { InvalidOptionError, QueueError } from '../../lib/core/errors.js';
-import { publicError } from '../../lib/core/public-error.js';
-import { startupError } from '../../lib/core/startup-error.js';
+import { publicError } from '../../lib/core/http/public-error.js';
+import { startupError } from '../../lib/core/runtime/startup-error.js';
 
 /** An error as the driver gives it: a message and a code (a SQLSTATE, or Node's), with the server's fields. */
 function driverError(message: string, code?: string, fields: Record<string, unknown> = {}): Error {

@@ -1,5 +1,5 @@
 import { OperatorBusyError } from '../../lib/core/errors.js';
-import { operatorGate, ReadGate } from '../../lib/core/read-gate.js';
+import { operatorGate, ReadGate } from '../../lib/core/http/read-gate.js';
 
 /** A call that runs until `release()`. */
 function held() {

@@ -1,7 +1,7 @@
 import { SnapshotRedactor } from '../../lib/core/dashboard/redacted.js';
 import { emptySnapshot } from '../../lib/core/dashboard/sampler.js';
 import type { DashboardSnapshot } from '../../lib/core/dashboard/model.js';
-import { redactJob, redactMessage, redactOption } from '../../lib/core/redact.js';
+import { redactJob, redactMessage, redactOption } from '../../lib/core/http/redact.js';
 import type { JobWithMetadata } from '../../lib/core/types.js';
 
 const job = { id: '7', name: 'mail', data: { token: 't' }, output: { ok: 1 }, lastError: null } as unknown as JobWithMetadata;

@@ -1,4 +1,4 @@
-import { describeEmitter, isSecretKey, keySegments, maskUrlPasswords, masks } from '../../lib/core/worker/secrets.js';
+import { describeEmitter, isSecretKey, keySegments, maskUrlPasswords, masks } from '../../lib/core/worker/attempt/secrets.js';
 import { EventEmitter } from 'node:events';
 import { Socket } from 'node:net';
 import { Agent } from 'node:http';

@@ -1,7 +1,7 @@
 // Which PostgreSQL the queue runs on: 15 or later, decided from server_version_num without a server (the start against
 // a real one is test/core/server-version.spec.ts).
 import { QueueError, UnsupportedServerError } from '../../lib/core/index.js';
-import { MIN_SERVER_MAJOR, serverVersionText, unsupportedServer } from '../../lib/core/server-version.js';
+import { MIN_SERVER_MAJOR, serverVersionText, unsupportedServer } from '../../lib/core/runtime/server-version.js';
 
 describe('the oldest PostgreSQL the queue runs on', () => {
   it('accepts 15.0 and every later version', () => {

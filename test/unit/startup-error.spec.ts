@@ -1,6 +1,6 @@
 // The engine's errors for a start that failed, from the driver's, without a server.
 import { QueueError } from '../../lib/core/errors.js';
-import { startupError } from '../../lib/core/startup-error.js';
+import { startupError } from '../../lib/core/runtime/startup-error.js';
 
 const url = 'postgres://app:s3cret@db.internal:6543/orders';
 const pgError = (code: string, message = 'driver says no') => Object.assign(new Error(message), { code });

@@ -1,5 +1,5 @@
-import { downsample, widthFor, withPercentiles, type Snapshot } from '../../lib/core/stats-series.js';
-import { binLowerEdge } from '../../lib/core/bins.js';
+import { downsample, widthFor, withPercentiles, type Snapshot } from '../../lib/core/stats/series.js';
+import { binLowerEdge } from '../../lib/core/stats/bins.js';
 
 const at = (seconds: number) => new Date(seconds * 1000);
 

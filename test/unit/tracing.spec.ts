@@ -1,7 +1,7 @@
-// The `tracing` option (lib/core/tracing.ts): true needs @opentelemetry/api, false never loads it, unset traces when
+// The `tracing` option (lib/core/runtime/tracing.ts): true needs @opentelemetry/api, false never loads it, unset traces when
 // it can be imported.
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { loadTracing, Tracing } from '../../lib/core/tracing.js';
+import { loadTracing, Tracing } from '../../lib/core/runtime/tracing.js';
 
 const missing = () =>
   Promise.reject(Object.assign(new Error("Cannot find package '@opentelemetry/api'"), { code: 'ERR_MODULE_NOT_FOUND' }));

@@ -1,6 +1,6 @@
 // update()/upsert() options: which jobs they name, and which fields change, as the statement is told them.
 import { InvalidOptionError } from '../../lib/core/errors.js';
-import { parseUpdateOptions } from '../../lib/core/job-update.js';
+import { parseUpdateOptions } from '../../lib/core/jobs/update.js';
 
 describe('update options', () => {
   it('names one job by id, or the jobs of a key with match newest by default', () => {

@@ -2,9 +2,9 @@
 // READ ONLY transaction (sql/job-view.ts, and the workers registry); waitReasons() turns them into reasons, in the
 // order an operator would act on them. Every rule here mirrors a rule of the claim (sql/claim.ts, sql/limits.ts):
 // a reason is given only when that rule holds the job back now.
-import { loopOf, type WorkerRow } from '../cluster-registry.js';
-import { inTransaction } from '../db.js';
-import { isJobId } from '../job-refs.js';
+import { loopOf, type WorkerRow } from '../passes/cluster-registry.js';
+import { inTransaction } from '../runtime/db.js';
+import { isJobId } from '../jobs/refs.js';
 import { toJobWithMetadata, type JobRow } from '../rows.js';
 import { beginDashboardRead } from '../sql/transaction.js';
 import { executorFor, type SamplerSource } from './sampler.js';

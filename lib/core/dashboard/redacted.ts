@@ -1,7 +1,7 @@
 // The dashboard's snapshots as `redact` lets them be seen. A snapshot carries jobs' failure messages (the feed, the
 // problems); these go through redact once per snapshot, however many pages are open, and once per feed event, however
 // many snapshots it stays in. Without redact a snapshot is shown as the sampler took it.
-import { redactMessage, type Redact } from '../redact.js';
+import { redactMessage, type Redact } from '../http/redact.js';
 import type { DashboardSnapshot, FeedEvent, Problem } from './model.js';
 
 export class SnapshotRedactor {

@@ -1,7 +1,7 @@
 // One dashboard sample as read from the database: the statements of sql/dashboard.ts run in turn on one READ ONLY
 // transaction (the sampler opens it), their rows turned into plain values. Every read is bounded (the caps below).
-import { loopOf, type WorkerRow } from '../cluster-registry.js';
-import type { Executor } from '../db.js';
+import { loopOf, type WorkerRow } from '../passes/cluster-registry.js';
+import type { Executor } from '../runtime/db.js';
 import { lastErrorOf, type JobRow } from '../rows.js';
 import type { Statements } from '../sql/index.js';
 import type { LoopInfo } from '../types.js';

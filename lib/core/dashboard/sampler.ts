@@ -4,13 +4,13 @@
 // them at once. A sample runs in one READ ONLY transaction with a short statement_timeout (beginDashboardRead); a
 // sample that fails keeps the last good figures and says why, and the next one tries again.
 import type pg from 'pg';
-import { inTransaction, pgExecutor, type Executor } from '../db.js';
-import { withDeadline } from '../deadline.js';
+import { inTransaction, pgExecutor, type Executor } from '../runtime/db.js';
+import { withDeadline } from '../runtime/deadline.js';
 import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
 import type { LoopInfo } from '../types.js';
-import { publicError } from '../public-error.js';
-import { packageVersion } from '../version.js';
+import { publicError } from '../http/public-error.js';
+import { packageVersion } from '../runtime/version.js';
 import {
   HISTORY_SECONDS,
   mergeFeed,

@@ -1,6 +1,6 @@
-import { BIN_COUNT, BIN_EPSILON, BIN_RATIO, FIRST_EDGE_SECONDS } from '../bins.js';
+import { BIN_COUNT, BIN_EPSILON, BIN_RATIO, FIRST_EDGE_SECONDS } from '../stats/bins.js';
 
-/** The bin (lib/core/bins.ts, binOf) of a duration of `seconds` (a float8 expression). */
+/** The bin (lib/core/stats/bins.ts, binOf) of a duration of `seconds` (a float8 expression). */
 const BIN = (seconds: string) => `CASE WHEN ${seconds} < ${FIRST_EDGE_SECONDS} THEN 0
       ELSE least(${BIN_COUNT - 1}, 1 + floor(ln(${seconds} / ${FIRST_EDGE_SECONDS}) / ln(${BIN_RATIO.toPrecision(17)}) + ${BIN_EPSILON})::int) END`;
 

@@ -1,4 +1,4 @@
-import type { ParsedSendOptions } from '../options.js';
+import type { ParsedSendOptions } from '../config/options.js';
 import { WAKE_PAYLOAD } from './fragments.js';
 
 /** Row j's start after the update: as send() computes it when startAfter is given. */

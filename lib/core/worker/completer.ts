@@ -1,16 +1,16 @@
 // The completer: every write that ends a worker's attempt (complete, fail, hand back), fenced to the
 // attempt, batched across attempts, retried when the database is briefly away. It knows an executor and the
 // statements, nothing of the loop, so its rules are unit-tested with a fake executor (test/unit/completer.spec.ts).
-import type { Executor } from '../db.js';
-import { isDataException } from '../pg-errors.js';
+import type { Executor } from '../runtime/db.js';
+import { isDataException } from '../runtime/pg-errors.js';
 import { completeArgs, completeLeafArgs, failArgs, releaseArgs, type Statements } from '../sql/index.js';
 import type { HeldAttempt } from '../sql/lease.js';
-import type { ClaimedRow } from './claim.js';
+import type { ClaimedRow } from './intake/claim.js';
 import type { EngineEvents, JobTiming } from '../events.js';
 import type { QueueLogger } from '../types.js';
-import { attemptKey } from './attempt.js';
-import type { FailureInfo } from './failure.js';
-import { storableText } from './storable.js';
+import { attemptKey } from './attempt/attempt.js';
+import type { FailureInfo } from './attempt/failure.js';
+import { storableText } from './attempt/storable.js';
 
 /** What the completer needs from its worker. */
 export interface CompleterScope {

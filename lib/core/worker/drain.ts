@@ -1,8 +1,8 @@
 // Draining a worker's attempts when its loop stops: wait for the handlers up to a deadline, then abort their signals,
 // give them a moment, and hand back the jobs of those still running. Every handler is waited for, one that made the
-// stop call included: such a call does not wait for this drain (worker-registry.ts), so the handler goes on.
-import type { Attempts } from './attempt.js';
-import type { AttemptRunner } from './attempt-runner.js';
+// stop call included: such a call does not wait for this drain (worker/registry.ts), so the handler goes on.
+import type { Attempts } from './attempt/attempt.js';
+import type { AttemptRunner } from './attempt/attempt-runner.js';
 import type { Completer } from './completer.js';
 
 /** After shutdown aborts the signals, how long handlers get to return before their jobs are handed back. */

@@ -1,7 +1,7 @@
 // The due clock: when the next job of a worker's queue becomes claimable without anyone sending a NOTIFY for it
 // at that moment (a deferred job, a retry that waits for its delay, a rate-limit window that opens), so that the
 // loop sleeps until then instead of until its next poll.
-import type { Executor } from '../db.js';
+import type { Executor } from '../runtime/db.js';
 import type { Statements } from '../sql/index.js';
 
 /** What the due clock reads: the queue's next due time (nextDue), where the queue's jobs are now. */

@@ -2,12 +2,12 @@
 // claims go to the local queue, which starts them as attempts on free slots; the lease clock watches their
 // leases; the completer writes how they end. The loop itself keeps only what concerns the loop: when to
 // claim, when to sleep, how to stop.
-import type { ParsedWorkOptions } from '../options.js';
-import { SQLSTATE, sqlState } from '../pg-errors.js';
+import type { ParsedWorkOptions } from '../config/options.js';
+import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
 import type { Statements } from '../sql/index.js';
 import type { BatchHandler, JobHandler } from '../types.js';
-import { Attempts, type Attempt } from './attempt.js';
-import { AttemptRunner, type AttemptRunnerScope } from './attempt-runner.js';
+import { Attempts, type Attempt } from './attempt/attempt.js';
+import { AttemptRunner, type AttemptRunnerScope } from './attempt/attempt-runner.js';
 import {
   claimJobs,
   holdsJobsBack,
@@ -16,18 +16,18 @@ import {
   type ClaimContext,
   type ClaimedRow,
   type ClaimProfile,
-} from './claim.js';
+} from './intake/claim.js';
 import { Completer, type CompleterScope } from './completer.js';
 import { delay, drain, type DrainParts } from './drain.js';
 import { DueClock } from './due-clock.js';
-import { describeFailure } from './failure.js';
+import { describeFailure } from './attempt/failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
-import { LocalGroups } from './local-groups.js';
-import { LocalQueue, type Dispatcher } from './local-queue.js';
+import { LocalGroups } from './intake/local-groups.js';
+import { LocalQueue, type Dispatcher } from './intake/local-queue.js';
 import { SlowClaims } from './slow-claims.js';
 import type { WorkerContext } from './worker-context.js';
-import { BatchQueue } from './batch-queue.js';
-import { BatchRunner } from './batch-runner.js';
+import { BatchQueue } from './intake/batch-queue.js';
+import { BatchRunner } from './attempt/batch-runner.js';
 
 /**
  * What the parts of one worker share: the engine's services, the queue and the worker's id, and where the

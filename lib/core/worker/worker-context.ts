@@ -1,11 +1,11 @@
 // What a worker loop needs from the engine that owns it (the worker registry makes one per loop).
 import type { PoolClient } from 'pg';
-import type { Executor } from '../db.js';
+import type { Executor } from '../runtime/db.js';
 import type { EngineEvents } from '../events.js';
 import type { Statements } from '../sql/index.js';
-import type { Tracing } from '../tracing.js';
+import type { Tracing } from '../runtime/tracing.js';
 import type { QueueLogger } from '../types.js';
-import type { ClaimProfile } from './claim.js';
+import type { ClaimProfile } from './intake/claim.js';
 
 /** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
 export interface WorkerContext {

@@ -1,8 +1,8 @@
 import { describeValue, InvalidOptionError } from '../../core/errors.js';
 import type { QueueEvents, JobEventName } from '../../core/events.js';
 import { isJobDefinition, jobNameOf, type JobName } from '../../core/job-definition.js';
-import { QUEUE_EVENT_OPTIONS } from '../../core/option-keys.js';
-import { noUnknownKeys, queueName, record } from '../../core/validate.js';
+import { QUEUE_EVENT_OPTIONS } from '../../core/config/option-keys.js';
+import { noUnknownKeys, queueName, record } from '../../core/config/validate.js';
 import { QUEUE_EVENT_METADATA } from '../queue.constants.js';
 
 /**

@@ -1,6 +1,6 @@
 import { isJobDefinition, type JobDefinition } from '../../core/job-definition.js';
-import { queueName } from '../../core/validate.js';
-import type { DeclaredSchedule } from '../../core/schedules.js';
+import { queueName } from '../../core/config/validate.js';
+import type { DeclaredSchedule } from '../../core/queues/schedules.js';
 import type { BatchJob, Job, QueueOptions, WorkOptions } from '../../core/types.js';
 import { QUEUE_HANDLER_METADATA } from '../queue.constants.js';
 

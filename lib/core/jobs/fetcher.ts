@@ -1,0 +1,87 @@
+// Working by hand: fetch() claims jobs for a caller that runs them itself and settles them with complete() or
+// fail() (jobs/control.ts). The claim is the workers' claim, under a holder id of this engine's own.
+import { QueueNotFoundError } from '../errors.js';
+import { FETCH_OPTIONS } from '../config/option-keys.js';
+import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { heartbeatArgs } from '../sql/index.js';
+import type { Job } from '../types.js';
+import { int, noUnknownKeys, optBool, queueName, record } from '../config/validate.js';
+import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob } from '../worker/index.js';
+
+/** Options of `fetch`. */
+export interface FetchOptions {
+  batchSize?: number;
+  minPriority?: number;
+  maxPriority?: number;
+  /**
+   * Also claim jobs whose start_after has not come (sent deferred, or waiting for a retry's delay), as pg-boss's
+   * option of the same name; never a flow child waiting for its parents, nor a job its queue's policy holds back.
+   */
+  ignoreStartAfter?: boolean;
+  /** false: claim in due-time then id order, whatever the priority (default true: highest priority first). */
+  priority?: boolean;
+}
+
+const MIN_PRIORITY = -2_147_483_648;
+
+/** The fetch call; PgQueue.fetch delegates here. */
+export class Fetcher {
+  /** Holder id of jobs claimed by `fetch` (settled by hand). */
+  readonly holderId = newWorkerId();
+  /** When fetch() last read each queue's profile again after an empty claim (Date.now()). */
+  private readonly recheckedAt = new Map<string, number>();
+
+  constructor(private readonly rt: Runtime) {}
+
+  async fetch<T>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
+    queueName('name', name);
+    const o = record('options', options) as FetchOptions;
+    // a pg-boss option not built here (includeMetadata, groupConcurrency) is refused, not ignored
+    noUnknownKeys('options', o as Record<string, unknown>, FETCH_OPTIONS.keys, FETCH_OPTIONS.hints);
+    const batchSize = o.batchSize === undefined ? 1 : int('options.batchSize', o.batchSize, 1, 10_000);
+    const minPriority = o.minPriority === undefined ? null : int('options.minPriority', o.minPriority, MIN_PRIORITY);
+    const maxPriority = o.maxPriority === undefined ? null : int('options.maxPriority', o.maxPriority, MIN_PRIORITY);
+    const ignoreStartAfter = optBool('options.ignoreStartAfter', o.ignoreStartAfter) ?? false;
+    const byPriority = optBool('options.priority', o.priority) ?? true;
+    // Without either option, the workers' own claim.
+    const fetchOrder = ignoreStartAfter || !byPriority ? { ignoreStartAfter, byPriority } : null;
+    const exec = await this.rt.db();
+    const { router, connect, config } = this.rt;
+    let profile = await router.profile(exec, name);
+    let statements = router.statementsFor(profile);
+    const claim = () =>
+      claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, {
+        minPriority,
+        maxPriority,
+        fetchOrder,
+      });
+    let rows: Awaited<ReturnType<typeof claim>> = [];
+    let failure: Error | null = null;
+    try {
+      rows = await claim();
+    } catch (err) {
+      // undefined_table: the queue's partition is gone (the queue was made again), read below at once
+      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
+      failure = err as Error;
+      this.recheckedAt.delete(name);
+    }
+    // An empty claim may come from a table the queue's jobs left: its profile is read again, at most every 5 s.
+    if (rows.length === 0 && Date.now() - (this.recheckedAt.get(name) ?? 0) >= PROFILE_RECHECK_MS) {
+      this.recheckedAt.set(name, Date.now());
+      const moved = await router.recheck(exec, name, profile);
+      if (moved === null) throw new QueueNotFoundError(name);
+      if (moved) {
+        ({ profile, statements } = moved);
+        failure = null;
+        rows = await claim();
+      }
+    }
+    if (failure) throw failure;
+    return rows.map((row) =>
+      toJob<T>(row, new LazyAbort(), async () => {
+        await exec.query(statements.heartbeatJobs, heartbeatArgs(name, [row], this.holderId));
+      }),
+    );
+  }
+}

@@ -1,0 +1,152 @@
+// The maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (or fail), the
+// key_strict_fifo safety net unsticks keys whose every queued job was left marked as waiting, and retention deletes
+// finished jobs and fails those that waited too long (retention.ts). One pass per interval cluster-wide (see
+// tryMaintenanceLock and takeMaintenanceTurn in sql/maintenance.ts).
+import type pg from 'pg';
+import { inTransaction } from '../runtime/db.js';
+import type { EngineEvents } from '../events.js';
+import { Retention } from './retention.js';
+import type { Statements } from '../sql/index.js';
+
+/** Keys the key_strict_fifo safety net looks at per maintenance pass. */
+const FIFO_REPAIR_KEYS = 2_000;
+
+/** Longest one statement of the reaper or the safety net may run before PostgreSQL cancels it. */
+const PASS_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** Jobs the reaper puts back per statement; it goes on until a statement reaps fewer. */
+const REAP_BATCH = 1_000;
+
+/**
+ * What one pass did: whether it ran (it was this instance's turn), how many jobs it reaped and keys it unstuck,
+ * how many finished jobs it deleted and which waiting jobs it expired.
+ */
+export interface MaintenanceResult {
+  ran: boolean;
+  reaped: number;
+  unstuck: number;
+  deleted: number;
+  expired: { id: string; queue: string }[];
+}
+
+/** A job the reaper put back or failed: when it is retried (seconds), or its dead-letter queue. */
+interface ReapedRow {
+  id: string;
+  queue: string;
+  state: string;
+  retry_in: number | null;
+  dead_letter: string | null;
+}
+
+/** What a pass needs of the engine that runs it. */
+export interface MaintenanceContext {
+  readonly statements: Statements;
+  readonly schema: string;
+  readonly channel: string;
+  readonly intervalSeconds: number;
+  /** Reports what the pass changed (with no listener, the engine's logger). */
+  warning(message: string): void;
+  /** Reports a part of the pass that failed (the rest still runs). */
+  error(err: unknown, context: string): void;
+  /** The lifecycle events of the jobs the pass settled: reaped (failed, retrying) and expired. */
+  readonly events: Pick<EngineEvents, 'listens' | 'job'>;
+}
+
+/** How long retention may go on in one pass: half the interval, and never more than a minute. */
+const retentionBudgetMs = (intervalSeconds: number) => Math.min(60_000, intervalSeconds * 500);
+
+/** One instance's maintenance passes; it keeps where the key_strict_fifo safety net's walk goes on. */
+export class Maintenance {
+  /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
+  private fifoRepairCursor: [string, string] = ['', ''];
+  private readonly retention: Retention;
+  /** Set by stop(): a pass under way starts no further retention batch. */
+  private stopping = false;
+
+  constructor(private readonly ctx: MaintenanceContext) {
+    this.retention = new Retention({
+      statements: ctx.statements,
+      budgetMs: retentionBudgetMs(ctx.intervalSeconds),
+      error: (err, c) => ctx.error(err, c),
+    });
+  }
+
+  /** The engine is closing: a pass under way ends after its current batch. */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /**
+   * One pass on a connection of its own from `connect`, in one bounded transaction. It runs only when none ran
+   * in the last interval anywhere in the cluster, unless `force`.
+   */
+  async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
+    const { statements, schema, channel, intervalSeconds } = this.ctx;
+    const reapedRows: ReapedRow[] = [];
+    const result = await inTransaction(connect, async (client) => {
+      let reaped = 0;
+      const [lock] = (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows;
+      const due =
+        lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
+      let unstuck = 0;
+      if (due) {
+        await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
+        for (;;) {
+          const { rows } = await client.query<ReapedRow>(statements.reapExpiredLeases, [REAP_BATCH, channel]);
+          reaped += rows.length;
+          reapedRows.push(...rows);
+          if (rows.length < REAP_BATCH) break;
+        }
+        unstuck = await this.repairFifoMarks(client);
+      }
+      return { ran: due, reaped, unstuck };
+    });
+    // Retention runs after the reaper's transaction has committed, in batches of their own (retention.ts).
+    const kept = result.ran ? await this.retention.run(connect, () => this.stopping) : { deleted: 0, expired: [], more: false };
+    if (result.reaped > 0) this.ctx.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
+    if (result.unstuck > 0)
+      this.ctx.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
+    if (kept.expired.length > 0)
+      this.ctx.warning(`${kept.expired.length} job(s) waited unstarted past their retention and failed (RetentionExpiredError)`);
+    if (kept.more) this.ctx.warning(`retention deleted ${kept.deleted} job(s) and stopped with more left; the next pass goes on`);
+    this.announce(reapedRows, kept.expired);
+    return { ...result, deleted: kept.deleted, expired: kept.expired };
+  }
+
+  /** The lifecycle events of what the pass settled, once it has committed: reaped attempts and expired jobs. */
+  private announce(reaped: readonly ReapedRow[], expired: readonly { id: string; queue: string }[]): void {
+    const { events } = this.ctx;
+    if (events.listens('expired')) for (const e of expired) events.job('expired', { queue: e.queue, id: e.id });
+    const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
+    if (!onFailed && !onRetrying) return;
+    for (const r of reaped) {
+      const willRetry = r.state === 'retry';
+      const error = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
+      if (onFailed)
+        events.job('failed', {
+          queue: r.queue,
+          id: r.id,
+          waitSeconds: null,
+          runSeconds: null,
+          error,
+          willRetry,
+          retryInSeconds: r.retry_in,
+          deadLetter: r.dead_letter,
+        });
+      if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: r.retry_in });
+    }
+  }
+
+  /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */
+  private async repairFifoMarks(client: pg.PoolClient): Promise<number> {
+    const [row] = (
+      await client.query<{ unstuck: number; walked: number; last_queue: string | null; last_key: string | null }>(
+        this.ctx.statements.repairFifoMarks,
+        [...this.fifoRepairCursor, FIFO_REPAIR_KEYS],
+      )
+    ).rows;
+    this.fifoRepairCursor =
+      row && row.walked >= FIFO_REPAIR_KEYS && row.last_queue !== null && row.last_key !== null ? [row.last_queue, row.last_key] : ['', ''];
+    return row?.unstuck ?? 0;
+  }
+}

@@ -1,0 +1,137 @@
+// The monitor pass: every monitorIntervalSeconds one supervising instance of the cluster counts each queue's jobs
+// and caches the counts on the queue's row (sql/monitor.ts), so that getQueues() and the health check cost a read
+// of the queues table, however many jobs are stored. With persistQueueStats it also records a snapshot per queue:
+// deltas and wait/run histograms. One pass at a time cluster-wide (an advisory lock), one per interval (a turn in
+// the maintenance table, as maintenance takes its own).
+import type pg from 'pg';
+import { inTransaction } from '../runtime/db.js';
+import type { QueueWarning } from '../events.js';
+import type { Statements } from '../sql/index.js';
+
+/** Longest the counting statement may run before PostgreSQL cancels it (the next pass tries again). */
+export const MONITOR_STATEMENT_TIMEOUT_MS = 60_000;
+
+/** What one queue looked like to a pass. */
+export interface MonitoredQueue {
+  name: string;
+  queuedCount: number;
+  readyCount: number;
+  warningQueueSize: number | null;
+  /** Its waiting jobs at the count before (null: never counted before). */
+  previousQueuedCount: number | null;
+}
+
+interface MonitoredRow {
+  name: string;
+  queued_count: number;
+  ready_count: number;
+  warning_queue_size: number | null;
+  prev_queued: number | null;
+}
+
+/** What a pass did: whether it ran (its turn, or forced), and the queues it counted. */
+export interface MonitorResult {
+  ran: boolean;
+  queues: MonitoredQueue[];
+}
+
+/** What the monitor needs of the engine. */
+export interface MonitorContext {
+  readonly statements: Statements;
+  readonly schema: string;
+  readonly intervalSeconds: number;
+  readonly persistQueueStats: boolean;
+  readonly queueStatRetentionDays: number;
+  /** Where a queue that reaches its warningQueueSize is reported. */
+  warning(warning: QueueWarning): void;
+}
+
+export class QueueMonitor {
+  constructor(private readonly ctx: MonitorContext) {}
+
+  /**
+   * The scheduled pass (or, with `force`, one now whatever the last one's time): counts every queue, and with
+   * persistQueueStats records its snapshot and deletes snapshots past their retention.
+   */
+  async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+    const result = await (force ? this.forcedPass(connect) : this.pass(connect, false));
+    if (result.ran) this.watchSizes(result.queues);
+    return result;
+  }
+
+  /** The forced pass running, and the one queued behind it, which every caller that comes meanwhile shares. */
+  private forcedRunning: Promise<MonitorResult> | null = null;
+  private forcedNext: Promise<MonitorResult> | null = null;
+
+  /**
+   * A forced pass that starts after this call (its counts are of now), shared: however many callers force a pass at
+   * once (getQueueStats, monitor()), one runs and at most one waits behind it, each holding one connection.
+   */
+  private forcedPass(connect: () => Promise<pg.PoolClient>): Promise<MonitorResult> {
+    if (!this.forcedRunning) {
+      this.forcedRunning = this.pass(connect, true).finally(() => (this.forcedRunning = null));
+      return this.forcedRunning;
+    }
+    this.forcedNext ??= this.forcedRunning
+      .catch(() => undefined)
+      .then(() => {
+        this.forcedNext = null;
+        return this.forcedPass(connect);
+      });
+    return this.forcedNext;
+  }
+
+  /**
+   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize at this
+   * count and were below it at the count before (or were never counted): once per crossing, whichever instance
+   * counted before, since the count before is read from the queue's row.
+   */
+  private watchSizes(queues: readonly MonitoredQueue[]): void {
+    for (const q of queues) {
+      if (q.warningQueueSize === null || q.queuedCount < q.warningQueueSize) continue;
+      if (q.previousQueuedCount !== null && q.previousQueuedCount >= q.warningQueueSize) continue;
+      this.ctx.warning({
+        type: 'queue-size',
+        message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over its warningQueueSize of ${q.warningQueueSize}`,
+        queue: q.name,
+        queuedCount: q.queuedCount,
+        warningQueueSize: q.warningQueueSize,
+      });
+    }
+  }
+
+  private pass(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+    const { statements, schema, intervalSeconds, persistQueueStats, queueStatRetentionDays } = this.ctx;
+    return inTransaction(connect, async (client) => {
+      // bounds the wait for the lock too
+      await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+      // A forced pass waits for one under way to end, then runs: its caller asked for counts of now.
+      if (force) await client.query(statements.waitMonitorLock, [schema]);
+      else {
+        const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
+        const due = lock!.locked && (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1;
+        if (!due) return { ran: false, queues: [] };
+      }
+      const { rows } = await client.query<MonitoredRow>(statements.monitorQueues, [null, persistQueueStats, intervalSeconds]);
+      if (persistQueueStats) await client.query(statements.deleteOldQueueStats, [queueStatRetentionDays]);
+      return {
+        ran: true,
+        queues: rows.map((r) => ({
+          name: r.name,
+          queuedCount: r.queued_count,
+          readyCount: r.ready_count,
+          warningQueueSize: r.warning_queue_size,
+          previousQueuedCount: r.prev_queued,
+        })),
+      };
+    });
+  }
+
+  /** Counts the named queues now and caches their counts (getQueue's `force`); records no deltas or snapshot. */
+  async recount(connect: () => Promise<pg.PoolClient>, names: readonly string[]): Promise<void> {
+    await inTransaction(connect, async (client) => {
+      await client.query(this.ctx.statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+      await client.query(this.ctx.statements.monitorQueues, [names, null, this.ctx.intervalSeconds]);
+    });
+  }
+}

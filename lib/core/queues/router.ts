@@ -1,0 +1,149 @@
+// Where each queue's jobs live, and the statements that reach them there: the one place that knows a queue's
+// profile (its policy, whether it has limits, the table that holds its jobs), keeps it, and reads it again
+// when a call finds the queue's jobs gone from where it looked.
+import type { Executor } from '../runtime/db.js';
+import { QueueNotFoundError } from '../errors.js';
+import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
+import { buildStatements, type Statements } from '../sql/index.js';
+import type { ClaimProfile } from '../worker/index.js';
+
+/** The profiles and statements of one engine's queues, kept for its life and read again when found stale. */
+export class QueueRouter {
+  private readonly profiles = new Map<string, ClaimProfile>();
+  /** The statements for the queues whose jobs live in each table, by table. */
+  private readonly byHome = new Map<string, Statements>();
+  /** The texts of the statements prepared once per connection (see planOnce), for every table's statements. */
+  readonly preparedTexts = new Set<string>();
+
+  /**
+   * `onJobs`: the statements that name the partitioned `jobs` (for flows, for work across queues, and for a queue
+   * that does not exist). `schemaIdent`: the quoted schema, for the statements of each table.
+   */
+  constructor(
+    private readonly schemaIdent: string,
+    readonly onJobs: Statements,
+  ) {
+    for (const text of planOnce(onJobs)) this.preparedTexts.add(text);
+  }
+
+  /** How queue `name`'s jobs are claimed and where they live; read once (neither changes after the queue is made). */
+  async profile(exec: Executor, name: string): Promise<ClaimProfile> {
+    const profile = await this.known(exec, name);
+    if (!profile) throw new QueueNotFoundError(name);
+    return profile;
+  }
+
+  /** The profile as kept, or read when it is not; null when the queue does not exist. */
+  async known(exec: Executor, name: string): Promise<ClaimProfile | null> {
+    return this.profiles.get(name) ?? this.reread(exec, name);
+  }
+
+  /**
+   * Reads queue `name`'s profile again and keeps it (null: the queue does not exist). A profile is kept for the
+   * engine's life, but another instance may delete the queue and make it again with other settings (another
+   * `partition` puts its jobs in another table): what runs on the old table then finds nothing there, or fails
+   * with undefined_table. The callers that see that read it again (onQueue, fetch, a worker's recheck).
+   */
+  async reread(exec: Executor, name: string): Promise<ClaimProfile | null> {
+    const [row] = await exec.query<ClaimProfile>(this.onJobs.getClaimProfile, [name]);
+    if (row) this.profiles.set(name, row);
+    else this.profiles.delete(name);
+    return row ?? null;
+  }
+
+  /**
+   * Reads queue `name`'s profile again (see reread) for a caller that claims with `was`: the new profile and its
+   * statements when the queue was made again with another home, policy or limits; undefined when nothing that a
+   * claim depends on changed; null when the queue no longer exists. Callers do it after a claim came back empty or
+   * met undefined_table, at most every PROFILE_RECHECK_MS, so an idle queue costs one read per interval.
+   */
+  async recheck(
+    exec: Executor,
+    name: string,
+    was: ClaimProfile,
+  ): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined> {
+    const now = await this.reread(exec, name);
+    if (now === null) return null;
+    if (now.home === was.home && now.policy === was.policy && now.limited === was.limited) return undefined;
+    return { profile: now, statements: this.statementsFor(now) };
+  }
+
+  /** Throws QueueNotFoundError unless queue `name` exists now (read, not kept: the queue may just have been deleted). */
+  async assertExists(exec: Executor, name: string): Promise<void> {
+    const rows = await exec.query(this.onJobs.queueExists, [name]);
+    if (rows.length === 0) throw new QueueNotFoundError(name);
+  }
+
+  /** Forgets what is kept of queue `name` (it was deleted, or its policy turned out other than kept). */
+  forget(name: string): void {
+    this.profiles.delete(name);
+  }
+
+  /**
+   * The statements for the jobs of a queue with this profile: those that read or change only that queue's jobs
+   * name the table that holds them (its partition, or jobs_default) instead of `jobs`. Planned for `jobs`, a
+   * statement covers every partition, and these are planned on each run (or, for a claim, executed) with all of
+   * them: a queue among 100 with partitions of their own drained 9,849 jobs/s with these statements and 2,000
+   * with statements on `jobs` (bench/RESULTS-partitions.md, `npm run bench:partitions`). For no profile (a
+   * queue that does not exist), those on `jobs`.
+   */
+  statementsFor(profile: ClaimProfile | null): Statements {
+    if (!profile) return this.onJobs;
+    let statements = this.byHome.get(profile.home);
+    if (!statements) {
+      statements = buildStatements(this.schemaIdent, `${this.schemaIdent}.${profile.home}`);
+      for (const text of planOnce(statements)) this.preparedTexts.add(text);
+      this.byHome.set(profile.home, statements);
+    }
+    return statements;
+  }
+
+  /** The statements for the jobs of queue `name`, as far as the kept profile knows (see statementsFor). */
+  async statementsOf(exec: Executor, name: string): Promise<Statements> {
+    return this.statementsFor(await this.known(exec, name));
+  }
+
+  /**
+   * Runs `run` with the statements for the jobs of queue `name`. When it fails with undefined_table, or `short`
+   * says its result falls short of what was asked, the queue's profile is read again and, only if the queue's jobs
+   * now live in another table, `run` runs once more there: the run on the old table changed nothing, as the
+   * queue's jobs cannot be in two tables (they are routed by queue, and deleteQueue deletes them with the queue).
+   * On the same table it never runs twice.
+   */
+  async onQueue<R>(exec: Executor, name: string, run: (statements: Statements) => Promise<R>, short: (result: R) => boolean): Promise<R> {
+    const first = await this.statementsOf(exec, name);
+    let result: R;
+    try {
+      result = await run(first);
+      if (!short(result)) return result;
+    } catch (err) {
+      if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
+      const now = this.statementsFor(await this.reread(exec, name));
+      if (now === first) throw err;
+      return run(now);
+    }
+    const now = this.statementsFor(await this.reread(exec, name));
+    return now === first ? result : run(now);
+  }
+}
+
+/**
+ * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
+ * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid), the
+ * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), and a loop's
+ * read of its next due time (index probes only; planning it was most of its time: bench/design/next-due.mjs). A
+ * test plans each claim on an empty table, grows the table, and checks what a run reads.
+ */
+function planOnce(st: Statements): ReadonlySet<string> {
+  return new Set([
+    st.claimJobs,
+    st.claimJobsOnePerKey,
+    st.claimJobsKeyFifo,
+    st.insertJobs,
+    st.insertJobsUnchecked,
+    st.insertJobsKeyed,
+    st.insertJobsKeyedUnchecked,
+    st.publishJobs,
+    st.nextDue,
+  ]);
+}

@@ -1,0 +1,179 @@
+// getQueueStats: a queue's series of monitor snapshots (with persistQueueStats), or the one snapshot the last pass
+// cached on the queue's row (without), downsampled and read into percentiles by stats/series.ts.
+import { QueueNotFoundError, InvalidOptionError } from '../errors.js';
+import { countsOf, type QueueRow } from '../rows.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { downsample, widthFor, withPercentiles, type Snapshot } from './series.js';
+import type { QueueStats, QueueStatsAggregate, QueueStatsOptions } from '../types.js';
+import { int, noUnknownKeys, oneOf, optBool, optInt, queueName, record } from '../config/validate.js';
+
+/** Most snapshots a downsampled series reads: the most recent in its window (ten days of passes a minute apart × 20). */
+export const MAX_SNAPSHOTS_READ = 200_000;
+
+const KEYS = new Set(['from', 'to', 'limit', 'bucketSeconds', 'maxDataPoints', 'aggregate', 'percentiles', 'force']);
+const AGGREGATES: readonly QueueStatsAggregate[] = ['max', 'min', 'avg'];
+
+interface ParsedStatsOptions {
+  from?: Date;
+  to?: Date;
+  limit: number;
+  bucketSeconds?: number;
+  maxDataPoints?: number;
+  aggregate: QueueStatsAggregate;
+  percentiles: number[] | null;
+  force: boolean;
+}
+
+function optDate(field: string, value: unknown): Date | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new InvalidOptionError(field, 'a valid Date', value);
+  return value;
+}
+
+function parseStatsOptions(value: unknown): ParsedStatsOptions {
+  const o = record('options', value ?? {});
+  noUnknownKeys('options', o, KEYS);
+  const from = optDate('options.from', o.from);
+  const to = optDate('options.to', o.to);
+  if (from && to && from > to) throw new InvalidOptionError('options.to', `a time at or after options.from (${from.toISOString()})`, to);
+  const bucketSeconds = optInt('options.bucketSeconds', o.bucketSeconds, 1, 315_360_000);
+  const maxDataPoints = optInt('options.maxDataPoints', o.maxDataPoints, 1, 100_000);
+  if (bucketSeconds !== undefined && maxDataPoints !== undefined)
+    throw new InvalidOptionError('options.maxDataPoints', 'left out when options.bucketSeconds is given', maxDataPoints);
+  if (o.aggregate !== undefined && bucketSeconds === undefined && maxDataPoints === undefined)
+    throw new InvalidOptionError('options.aggregate', 'given only with options.bucketSeconds or options.maxDataPoints', o.aggregate);
+  let percentiles: number[] | null = null;
+  if (o.percentiles !== undefined) {
+    if (!Array.isArray(o.percentiles) || o.percentiles.length === 0 || o.percentiles.length > 100)
+      throw new InvalidOptionError('options.percentiles', 'an array of 1 to 100 percents', o.percentiles);
+    percentiles = [];
+    for (const [i, p] of (o.percentiles as unknown[]).entries()) {
+      if (typeof p !== 'number' || !(p > 0 && p <= 100))
+        throw new InvalidOptionError(`options.percentiles[${i}]`, 'a number above 0 and at most 100', p);
+      if (!percentiles.includes(p)) percentiles.push(p);
+    }
+  }
+  return {
+    from,
+    to,
+    limit: o.limit === undefined ? 1_000 : int('options.limit', o.limit, 1, 100_000),
+    bucketSeconds,
+    maxDataPoints,
+    aggregate: o.aggregate === undefined ? 'max' : oneOf('options.aggregate', o.aggregate, AGGREGATES),
+    percentiles,
+    force: optBool('options.force', o.force) ?? false,
+  };
+}
+
+/** A queue_stats row as readQueueStats selects it: the counts, and the deltas as the queue row holds them. */
+interface SnapshotRow extends Pick<
+  QueueRow,
+  'created_delta' | 'completed_delta' | 'failed_delta' | 'delta_seconds' | 'delta_on' | 'wait_bins' | 'run_bins'
+> {
+  name: string;
+  captured_on: Date;
+  queued_count: number;
+  deferred_count: number;
+  blocked_count: number;
+  ready_count: number;
+  active_count: number;
+  failed_count: number;
+  total_count: number;
+  ready_oldest_seconds: number;
+}
+
+/** A stored snapshot; its deltas are null when it measured no window (the first pass, a fresh start). */
+function toSnapshot(r: SnapshotRow): Snapshot {
+  const measured = r.delta_seconds !== null;
+  return {
+    name: r.name,
+    queuedCount: r.queued_count,
+    deferredCount: r.deferred_count,
+    blockedCount: r.blocked_count,
+    readyCount: r.ready_count,
+    activeCount: r.active_count,
+    failedCount: r.failed_count,
+    totalCount: r.total_count,
+    readyOldestSeconds: r.ready_oldest_seconds,
+    createdDelta: measured ? r.created_delta : null,
+    completedDelta: measured ? r.completed_delta : null,
+    failedDelta: measured ? r.failed_delta : null,
+    deltaSeconds: r.delta_seconds,
+    deltaOn: measured ? r.delta_on : null,
+    waitBins: r.wait_bins,
+    runBins: r.run_bins,
+    capturedOn: r.captured_on,
+  };
+}
+
+/** The cache on the queue's row, as a snapshot (deltas null: recorded only with persistQueueStats). */
+function cachedSnapshot(r: QueueRow): Snapshot {
+  return {
+    name: r.name,
+    ...countsOf(r),
+    createdDelta: null,
+    completedDelta: null,
+    failedDelta: null,
+    deltaSeconds: null,
+    deltaOn: null,
+    waitBins: null,
+    runBins: null,
+    capturedOn: r.counted_on!,
+  };
+}
+
+export class QueueStatsReader {
+  constructor(private readonly rt: Runtime) {}
+
+  async getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
+    queueName('name', name);
+    const o = parseStatsOptions(options);
+    const bucketing = o.bucketSeconds !== undefined || o.maxDataPoints !== undefined;
+    const snapshots = this.rt.config.persistQueueStats ? await this.stored(name, o, bucketing) : await this.cached(name, o);
+    let series = snapshots;
+    if (bucketing) {
+      const width = o.bucketSeconds ?? widthFor(o.maxDataPoints!, snapshots, o.from, o.to);
+      series = downsample(snapshots, width, o.aggregate, o.limit);
+    }
+    return o.percentiles ? withPercentiles(series, o.percentiles) : series;
+  }
+
+  /**
+   * Jobs failed for good per queue in the snapshots whose window ended in the last `minutes` (the health check's
+   * maxFailedLastMinutes); null without persistQueueStats, which records them.
+   */
+  async failedSince(minutes: number, names: string[] | null): Promise<Map<string, number> | null> {
+    if (!this.rt.config.persistQueueStats) return null;
+    const rows = await (await this.rt.db()).query<{ queue: string; failed: number }>(this.rt.statements.failedSince, [minutes, names]);
+    return new Map(rows.map((r) => [r.queue, r.failed]));
+  }
+
+  /** The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now. */
+  private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean): Promise<Snapshot[]> {
+    const exec = await this.rt.db();
+    await this.rt.router.assertExists(exec, name);
+    if (o.force) await this.rt.monitorPass(true);
+    const rows = await exec.query<SnapshotRow>(this.rt.statements.readQueueStats, [
+      name,
+      o.from ?? null,
+      o.to ?? null,
+      bucketing ? MAX_SNAPSHOTS_READ : o.limit,
+    ]);
+    return rows.map(toSnapshot);
+  }
+
+  /** The queue row's cache, counted first when `force` or when no pass has counted the queue yet. */
+  private async cached(name: string, o: ParsedStatsOptions): Promise<Snapshot[]> {
+    const exec = await this.rt.db();
+    const read = async () => (await exec.query<QueueRow>(this.rt.statements.getQueues, [[name]]))[0];
+    let row = o.force ? undefined : await read();
+    if (!row || row.counted_on === null) {
+      await this.rt.recount([name]);
+      row = await read();
+    }
+    if (!row) throw new QueueNotFoundError(name);
+    const snapshot = cachedSnapshot(row);
+    const inWindow = (!o.from || snapshot.capturedOn >= o.from) && (!o.to || snapshot.capturedOn <= o.to);
+    return inWindow ? [snapshot] : [];
+  }
+}
