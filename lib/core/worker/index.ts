@@ -17,4 +17,4 @@ export { LazyAbort, toJob } from './attempt/claimed-job.js';
 export { describeFailure, type FailureInfo } from './attempt/failure.js';
 export { Worker } from './loop.js';
 export { callingFrames, handlerFrameOf, HANDLER_FRAME } from './loop-frame.js';
-export type { WorkerContext } from './worker-context.js';
+export type { WorkerContext } from './loop-context.js';

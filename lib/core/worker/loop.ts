@@ -25,7 +25,7 @@ import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalGroups } from './intake/local-groups.js';
 import { LocalQueue, type Dispatcher } from './intake/local-queue.js';
 import { SlowClaims } from './slow-claims.js';
-import type { WorkerContext } from './worker-context.js';
+import type { WorkerContext } from './loop-context.js';
 import { BatchQueue } from './intake/batch-queue.js';
 import { BatchRunner } from './attempt/batch-runner.js';
 
