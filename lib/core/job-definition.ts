@@ -97,7 +97,7 @@ export function parseForHandler<T>(job: JobDefinition<T>, data: unknown): unknow
 export function checkedHandler<H extends (arg: never) => unknown>(job: JobDefinition<unknown>, handler: H, batch: boolean): H {
   if (!job.schema) return handler;
   const checked = wrapped(job, handler, batch);
-  // the task the workers registry and the dashboard show is the handler's name
+  // the task the cluster registry and the dashboard show is the handler's name
   Object.defineProperty(checked, 'name', { value: handler.name });
   return checked;
 }

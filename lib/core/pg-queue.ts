@@ -14,7 +14,7 @@ import type { MonitorResult } from './passes/monitor.js';
 import type { MigrationResult } from './runtime/migrate.js';
 import type { Runtime } from './runtime/runtime.js';
 import type { Schedules } from './queues/schedules.js';
-import type { WorkerRegistry } from './worker/registry.js';
+import type { LoopRegistry } from './worker/registry.js';
 import type {
   BatchHandler,
   HandlerFor,
@@ -186,7 +186,7 @@ export class PgQueue extends JobCalls {
     );
   }
 
-  /** Every live instance of the cluster (the workers registry): where it runs, its version, its loops. */
+  /** Every live instance of the cluster (the cluster registry): where it runs, its version, its loops. */
   getWorkers(): Promise<WorkerInfo[]> {
     return this.units.cluster.getWorkers();
   }
@@ -294,6 +294,6 @@ export function runtimeOf(queue: PgQueue): Runtime {
 }
 
 /** The worker loops of `queue`: for nestjs-pgqueue/testing, whose drain and runJob wake a queue's loops and wait for them. */
-export function workersOf(queue: PgQueue): WorkerRegistry {
+export function workersOf(queue: PgQueue): LoopRegistry {
   return queue['units'].registry;
 }

@@ -288,7 +288,7 @@ export interface QueueStats extends QueueCounts {
 }
 
 /**
- * A worker loop as the workers registry lists it. `task`: what runs its jobs, the handler's name (`Class.method`
+ * A worker loop as the cluster registry lists it. `task`: what runs its jobs, the handler's name (`Class.method`
  * for a @QueueHandler; a named function's name for work()), null when it has none (or the instance's version
  * predates it). `groupConcurrency`: the loop's limit of active jobs per group, one for groups of any tier (`default`)
  * and one per tier named (null: the loop sets none, or the instance's version predates it).
@@ -305,7 +305,7 @@ export interface LoopInfo {
   localGroupConcurrency: { default: number | null; tiers: Record<string, number> } | null;
 }
 
-/** A running instance of the engine, as the workers registry shows it (getWorkers). */
+/** A running instance of the engine, as the cluster registry shows it (getWorkers). */
 export interface WorkerInfo {
   /** The instance's id: host, pid and a random suffix. */
   id: string;

@@ -150,7 +150,7 @@ export class QueueHandlerExplorer implements OnModuleInit, OnApplicationBootstra
       QUEUE_CONTEXT_TYPE,
     ) as (job: Job) => Promise<unknown>;
     const run = withFilters(inPipeline, h.filters, QUEUE_CONTEXT_TYPE);
-    // named after the method: the workers registry lists it as the loop's task (the dashboard's Task column)
+    // named after the method: the cluster registry lists it as the loop's task (the dashboard's Task column)
     Object.defineProperty(run, 'name', { value: h.where });
     // the method's frame is its own: a stop call it makes (queue.offWork) is seen as its loop's handler's, also
     // through an interceptor, which calls the method from RxJS (see loop-frame.ts)

@@ -6,7 +6,7 @@ import type { QueueEvents } from '../core/events.js';
 import { jobNameOf, type JobName } from '../core/job-definition.js';
 import { workersOf, type PgQueue } from '../core/pg-queue.js';
 import { int, queueName } from '../core/config/validate.js';
-import type { WorkerRegistry } from '../core/worker/registry.js';
+import type { LoopRegistry } from '../core/worker/registry.js';
 import { NoWorkerError } from './errors.js';
 
 /** An attempt's error as the engine records it: `name`, `message`, `stack`, and the thrown error's own fields. */
@@ -38,8 +38,8 @@ export function timeoutOf(field: string, value: unknown): number {
   return value === undefined ? DEFAULT_TIMEOUT_MS : int(field, value, 1, 2_147_483_647);
 }
 
-/** The worker registry of `queue`, checking that it is a queue. */
-function registryOf(queue: PgQueue): WorkerRegistry {
+/** The loop registry of `queue`, checking that it is a queue. */
+function registryOf(queue: PgQueue): LoopRegistry {
   if (!queue || typeof queue.findJobs !== 'function') throw new InvalidOptionError('queue', 'a QueueService or PgQueue', queue);
   return workersOf(queue);
 }
@@ -56,7 +56,7 @@ const borrowed = new WeakMap<PgQueue, Map<string, Borrow>>();
 
 /** What a call that works queue `name` through this process's loops holds until it ends. */
 export interface Loops {
-  readonly registry: WorkerRegistry;
+  readonly registry: LoopRegistry;
   /**
    * Holds the loops again if this call started them (and no other call still uses them). `failing`: the call is
    * throwing, so the loops are held again in the background: its error comes now, not after the handlers finish.
@@ -113,7 +113,7 @@ export async function borrowLoops(queue: PgQueue, name: string, caller: string):
 }
 
 /** NoWorkerError when no loop of this process runs queue `name` any more (stopped while drain or runJob waited). */
-export function assertRuns(queue: PgQueue, registry: WorkerRegistry, name: string, caller: string): void {
+export function assertRuns(queue: PgQueue, registry: LoopRegistry, name: string, caller: string): void {
   if (!registry.loops().some((loop) => loop.queue === name)) throw new NoWorkerError(caller, name, whyNone(queue));
 }
 
@@ -124,7 +124,7 @@ function whyNone(queue: PgQueue): string {
 }
 
 /** How many jobs of queue `name` this process's loops hold now (running or being settled). */
-export function heldHere(registry: WorkerRegistry, name: string): number {
+export function heldHere(registry: LoopRegistry, name: string): number {
   return registry.loops().reduce((n, loop) => (loop.queue === name ? n + loop.active : n), 0);
 }
 
@@ -195,7 +195,7 @@ export async function withLoops<R>(
   queue: PgQueue,
   name: string,
   caller: string,
-  body: (registry: WorkerRegistry, watch: OutcomeWatch) => Promise<R>,
+  body: (registry: LoopRegistry, watch: OutcomeWatch) => Promise<R>,
 ): Promise<R> {
   const watch = new OutcomeWatch(queue, name);
   let loops: Loops;

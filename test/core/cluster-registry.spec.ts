@@ -12,7 +12,7 @@ afterAll(async () => {
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-describe('the workers registry', () => {
+describe('the cluster registry', () => {
   it('lists every running instance with where it runs, its version and its loops; a clean close removes it', async () => {
     const a = f.create({ supervise: false });
     const b = f.create({ supervise: false });

@@ -82,7 +82,7 @@ describe('pauseQueue / resumeQueue', () => {
 });
 
 describe('stopWorking / startWorking', () => {
-  it("stops this instance's loops of a queue (draining them) and holds them, shown in the workers registry", async () => {
+  it("stops this instance's loops of a queue (draining them) and holds them, shown in the cluster registry", async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('hold.a');
     await q.createQueue('hold.b');

@@ -62,7 +62,7 @@ describe('defineJob', () => {
     expect(failed.retryCount).toBe(0);
     expect(failed.lastError?.message).toContain('the payload is not accepted by the schema of job "typed.work": userId: expected a string');
     expect(seen).toEqual([{ userId: 'u2' }]);
-    // the handler keeps its name: the task the workers registry shows
+    // the handler keeps its name: the task the cluster registry shows
     await q.work(Welcome, { pollingIntervalSeconds: 0.1 }, async function sendWelcome() {});
     await until(
       async () => (await q.getWorkers()).some((w) => w.loops.some((l) => l.task === 'sendWelcome')),

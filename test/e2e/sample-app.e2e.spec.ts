@@ -63,7 +63,7 @@ describe('sample app', () => {
     const { status, body } = await until(async () => {
       const res = await getJson('/health');
       return res.body.info?.queue?.workers?.[0]?.queues?.length > 0 ? res : null;
-    }, 'this instance and its loop in the workers registry');
+    }, 'this instance and its loop in the cluster registry');
     expect(status).toBe(200);
     expect(body.status).toBe('ok');
     expect(body.info.queue.status).toBe('up');

@@ -29,7 +29,7 @@ export function queueFixture(prefix: string) {
     },
     /**
      * Closes the engines made so far (for afterEach): each open engine holds its LISTEN connection and, refreshed
-     * every 5 s by the workers registry, at least one pooled connection, and the server's max_connections is shared.
+     * every 5 s by the cluster registry, at least one pooled connection, and the server's max_connections is shared.
      */
     async closeMade(): Promise<void> {
       await Promise.all(made.splice(0).map((q) => q.close()));
@@ -53,7 +53,7 @@ export function queueFixture(prefix: string) {
  */
 export async function engineStatements(q: PgQueue, name: string): Promise<Statements> {
   const runtime = runtimeOf(q);
-  return runtime.router.statementsOf(await runtime.db(), name);
+  return runtime.router.statementsForQueue(await runtime.db(), name);
 }
 
 /**

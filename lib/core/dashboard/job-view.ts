@@ -1,5 +1,5 @@
 // The dashboard's job view: one job as stored, and why it is not running when it waits. The facts come from one
-// READ ONLY transaction (sql/job-view.ts, and the workers registry); waitReasons() turns them into reasons, in the
+// READ ONLY transaction (sql/job-view.ts, and the cluster registry); waitReasons() turns them into reasons, in the
 // order an operator would act on them. Every rule here mirrors a rule of the claim (sql/claim.ts, sql/limits.ts):
 // a reason is given only when that rule holds the job back now.
 import { loopOf, type WorkerRow } from '../passes/cluster-registry.js';

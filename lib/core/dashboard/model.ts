@@ -51,7 +51,7 @@ export interface DashboardQueue {
   oldestReadySeconds: number | null;
   /** Live loops that work it, across the instances. */
   loops: number;
-  /** Handlers of its loops (`Class.method`), as the workers registry lists them. */
+  /** Handlers of its loops (`Class.method`), as the cluster registry lists them. */
   tasks: string[];
 }
 

@@ -86,7 +86,7 @@ export class JobControl {
     const exec = await this.ctx.db();
     const outputs = (some: ParsedRef[]) => some.map(() => json);
     const wake = await this.wakeChannel(exec, name);
-    const rows = await this.ctx.router.onQueue(
+    const rows = await this.ctx.router.withQueueStatements(
       exec,
       name,
       (st) =>
@@ -127,7 +127,7 @@ export class JobControl {
         wake,
       );
     const rows = await this.ctx.router
-      .onQueue(
+      .withQueueStatements(
         exec,
         name,
         (st) =>
@@ -152,7 +152,7 @@ export class JobControl {
     queueName('name', name);
     const refs = parseRefs(ids);
     const exec = await this.ctx.db();
-    const rows = await this.ctx.router.onQueue(
+    const rows = await this.ctx.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<{ id: string }>(st.touchJobs, touchArgs(name, refs)),
@@ -174,7 +174,7 @@ export class JobControl {
     const list = [...new Set(plainIds(ids))];
     const exec = await this.ctx.db();
     const rows = await this.ctx.router
-      .onQueue(
+      .withQueueStatements(
         exec,
         name,
         (st) => exec.query<{ id: string }>(st.retryJobs, [name, list, this.ctx.channel]),
@@ -184,7 +184,7 @@ export class JobControl {
         throw keyTaken(err, name, list);
       });
     if (rows.length === list.length) return changed(list.length, rows);
-    const statements = await this.ctx.router.statementsOf(exec, name);
+    const statements = await this.ctx.router.statementsForQueue(exec, name);
     const states = new Map(
       (await exec.query<{ id: string; state: string }>(statements.getJobStates, [name, list])).map((r) => [r.id, r.state]),
     );
@@ -218,7 +218,7 @@ export class JobControl {
           )
         : exec.query<{ id: string }>(st[statement], params);
     const rows = await this.ctx.router
-      .onQueue(exec, name, run, (rows) => rows.length < new Set(list).size)
+      .withQueueStatements(exec, name, run, (rows) => rows.length < new Set(list).size)
       .catch((err) => {
         throw keyTaken(err, name, list);
       });
@@ -246,7 +246,7 @@ export class JobControl {
   private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {
     if (rows.length === 0) return;
     const channel = await this.wakeChannel(exec, name).catch(() => null);
-    if (channel) await exec.query(this.ctx.router.onJobs.wakeQueue, [channel, name]).catch(() => undefined);
+    if (channel) await exec.query(this.ctx.router.acrossQueues.wakeQueue, [channel, name]).catch(() => undefined);
   }
 }
 

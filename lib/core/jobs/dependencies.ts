@@ -86,7 +86,7 @@ export class JobDependencies {
     queueName('name', name);
     if (!isJobId(id)) throw new InvalidOptionError('id', 'a job id (a string of digits from 1 to 9223372036854775807)', id);
     const exec = await this.rt.db();
-    return this.rt.router.onQueue(
+    return this.rt.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<R>(statement(st), [name, id]),

@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { heartbeatArgs } from '../sql/index.js';
 import type { Job } from '../types.js';
 import { int, noUnknownKeys, optBool, queueName, record } from '../config/validate.js';
-import { claimJobs, LazyAbort, newWorkerId, PROFILE_RECHECK_MS, toJob } from '../worker/index.js';
+import { claimJobs, LazyAbort, newHolderId, PROFILE_RECHECK_MS, toJob } from '../worker/index.js';
 
 /** Options of `fetch`. */
 export interface FetchOptions {
@@ -28,7 +28,7 @@ const MIN_PRIORITY = -2_147_483_648;
 /** The fetch call; PgQueue.fetch delegates here. */
 export class Fetcher {
   /** Holder id of jobs claimed by `fetch` (settled by hand). */
-  readonly holderId = newWorkerId();
+  readonly holderId = newHolderId();
   /** When fetch() last read each queue's profile again after an empty claim (Date.now()). */
   private readonly recheckedAt = new Map<string, number>();
 
@@ -49,7 +49,7 @@ export class Fetcher {
     const exec = await this.rt.db();
     const { router, connect, config } = this.rt;
     let profile = await router.profile(exec, name);
-    let statements = router.statementsFor(profile);
+    let statements = router.statementsForProfile(profile);
     const claim = () =>
       claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, {
         minPriority,

@@ -97,7 +97,7 @@ export class JobFinder {
     const exec = await this.rt.db();
     // one more than the page: whether a next page exists, without a query of its own
     const args = [name, o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1, o.maxBytes];
-    const rows = await this.rt.router.onQueue(
+    const rows = await this.rt.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<JobRow & { found: string }>(statementFor(st, o), args),

@@ -43,7 +43,7 @@ export class Redrive {
     const exec = await this.ctx.db();
     await this.ctx.router.assertExists(exec, name);
     if (destination !== null) await this.ctx.router.assertExists(exec, destination);
-    const candidates = await this.ctx.router.onQueue(
+    const candidates = await this.ctx.router.withQueueStatements(
       exec,
       name,
       (st) =>
@@ -52,7 +52,7 @@ export class Redrive {
           : exec.query<{ id: string }>(st.listDeadLetteredByIds, [name, ids, limit, source, destination]),
       (rows) => rows.length === 0,
     );
-    const statements = await this.ctx.router.statementsOf(exec, name);
+    const statements = await this.ctx.router.statementsForQueue(exec, name);
     const moved: string[] = [];
     // One statement per job: each copy and its delete commit together, and a copy that the receiving
     // queue's policy refuses leaves its job in the dead-letter queue.

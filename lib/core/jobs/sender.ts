@@ -36,7 +36,7 @@ export class Sender {
     queueName('name', name);
     const { id, deduped, exec } = await this.sendOne(name, data, options, parseSendOptions(options));
     if (id === null) return { id: null, queue: name, state: null, startAfter: null, deduped: false };
-    const [row] = await this.rt.router.onQueue(
+    const [row] = await this.rt.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<{ state: JobState; start_ms: number | null }>(st.enqueuedJob, [name, id]),
@@ -61,7 +61,7 @@ export class Sender {
     const [id] = await this.insertRows(exec, name, [json], [parsed], () => 'options.deadLetter');
     if (id !== undefined) return { id, deduped: false, exec };
     if (parsed.dedupeKey === undefined) return { id: null, deduped: false, exec };
-    const [holder] = await this.rt.router.onQueue(
+    const [holder] = await this.rt.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<{ id: string }>(st.findPendingByDedupeKey, [name, parsed.dedupeKey]),

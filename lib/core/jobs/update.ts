@@ -156,7 +156,7 @@ export class JobUpdate {
             ? st.updateOldestByKey
             : st.updateNewestByKey;
     const args = updateArgs(name, p.id ?? p.key!, this.rt.config.channel, given, values);
-    const rows = await this.rt.router.onQueue(
+    const rows = await this.rt.router.withQueueStatements(
       exec,
       name,
       (st) => exec.query<{ id: string; blocked: boolean }>(statement(st), args),

@@ -1,10 +1,10 @@
-// The workers registry of the cluster: each running instance keeps a row in `workers` (sql/workers.ts) with where it
+// The cluster registry of the cluster: each running instance keeps a row in `workers` (sql/workers.ts) with where it
 // runs, its version and its worker loops, refreshed every REFRESH_MS and deleted when it closes. An instance that
 // dies without closing stops refreshing; once its heartbeat is older than WORKER_LIVE_SECONDS it no longer counts,
 // and the next refresh of any instance deletes its row. getWorkers() and getQueue's `unworked` read it.
 import { hostname } from 'node:os';
 import { CLOCK_SKEW_WARNING_MS } from '../events.js';
-import { newWorkerId } from '../worker/index.js';
+import { newHolderId } from '../worker/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { packageVersion } from '../runtime/version.js';
 import type { LoopInfo, WorkerInfo } from '../types.js';
@@ -22,7 +22,7 @@ export interface LoopSource {
   stoppedQueues(): string[];
 }
 
-/** A row of the workers registry, as its statements read it. */
+/** A row of the cluster registry, as its statements read it. */
 export interface WorkerRow {
   id: string;
   host: string;
@@ -46,7 +46,7 @@ export function loopOf(l: Partial<LoopInfo> & Omit<LoopInfo, 'task' | 'groupConc
 
 export class ClusterRegistry {
   /** This instance's id in the registry: host, pid and a random suffix. */
-  readonly id = newWorkerId();
+  readonly id = newHolderId();
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
   /** A change of loops came while a refresh was under way: refresh again once it ends. */
@@ -114,13 +114,13 @@ export class ClusterRegistry {
       // is at most half the round trip. A slow round trip (a busy pool) is not read, so it cannot look like skew.
       const answered = Date.now();
       if (row && answered - sent <= MAX_CLOCK_ROUND_TRIP_MS) this.checkClock(row.db_ms - (sent + answered) / 2);
-      if (this.failing) this.rt.log.log('the workers registry is refreshed again');
+      if (this.failing) this.rt.log.log('the cluster registry is refreshed again');
       this.failing = false;
     } catch (err) {
       // A database outage must not end the process: the next tick tries again, and the outage is reported once.
       // (while the engine closes, a refresh it cuts short is no outage)
       if (!this.failing && !this.rt.closing)
-        this.rt.events.warning(`cannot refresh this instance in the workers registry: ${err instanceof Error ? err.message : String(err)}`);
+        this.rt.events.warning(`cannot refresh this instance in the cluster registry: ${err instanceof Error ? err.message : String(err)}`);
       this.failing = true;
     }
   }

@@ -16,14 +16,14 @@ export class QueueRouter {
   readonly preparedTexts = new Set<string>();
 
   /**
-   * `onJobs`: the statements that name the partitioned `jobs` (for flows, for work across queues, and for a queue
+   * `acrossQueues`: the statements that name the partitioned `jobs` (for flows, for work across queues, and for a queue
    * that does not exist). `schemaIdent`: the quoted schema, for the statements of each table.
    */
   constructor(
     private readonly schemaIdent: string,
-    readonly onJobs: Statements,
+    readonly acrossQueues: Statements,
   ) {
-    for (const text of planOnce(onJobs)) this.preparedTexts.add(text);
+    for (const text of planOnce(acrossQueues)) this.preparedTexts.add(text);
   }
 
   /** How queue `name`'s jobs are claimed and where they live; read once (neither changes after the queue is made). */
@@ -42,10 +42,10 @@ export class QueueRouter {
    * Reads queue `name`'s profile again and keeps it (null: the queue does not exist). A profile is kept for the
    * engine's life, but another instance may delete the queue and make it again with other settings (another
    * `partition` puts its jobs in another table): what runs on the old table then finds nothing there, or fails
-   * with undefined_table. The callers that see that read it again (onQueue, fetch, a worker's recheck).
+   * with undefined_table. The callers that see that read it again (withQueueStatements, fetch, a worker's recheck).
    */
   async reread(exec: Executor, name: string): Promise<ClaimProfile | null> {
-    const [row] = await exec.query<ClaimProfile>(this.onJobs.getClaimProfile, [name]);
+    const [row] = await exec.query<ClaimProfile>(this.acrossQueues.getClaimProfile, [name]);
     if (row) this.profiles.set(name, row);
     else this.profiles.delete(name);
     return row ?? null;
@@ -53,7 +53,7 @@ export class QueueRouter {
 
   /**
    * Reads queue `name`'s profile again (see reread) for a caller that claims with `was`: the new profile and its
-   * statements when the queue was made again with another home, policy or limits; undefined when nothing that a
+   * statements when the queue was made again with another table, policy or limits; undefined when nothing that a
    * claim depends on changed; null when the queue no longer exists. Callers do it after a claim came back empty or
    * met undefined_table, at most every PROFILE_RECHECK_MS, so an idle queue costs one read per interval.
    */
@@ -64,13 +64,13 @@ export class QueueRouter {
   ): Promise<{ profile: ClaimProfile; statements: Statements } | null | undefined> {
     const now = await this.reread(exec, name);
     if (now === null) return null;
-    if (now.home === was.home && now.policy === was.policy && now.limited === was.limited) return undefined;
-    return { profile: now, statements: this.statementsFor(now) };
+    if (now.jobsTable === was.jobsTable && now.policy === was.policy && now.limited === was.limited) return undefined;
+    return { profile: now, statements: this.statementsForProfile(now) };
   }
 
   /** Throws QueueNotFoundError unless queue `name` exists now (read, not kept: the queue may just have been deleted). */
   async assertExists(exec: Executor, name: string): Promise<void> {
-    const rows = await exec.query(this.onJobs.queueExists, [name]);
+    const rows = await exec.query(this.acrossQueues.queueExists, [name]);
     if (rows.length === 0) throw new QueueNotFoundError(name);
   }
 
@@ -87,20 +87,20 @@ export class QueueRouter {
    * with statements on `jobs` (bench/RESULTS-partitions.md, `npm run bench:partitions`). For no profile (a
    * queue that does not exist), those on `jobs`.
    */
-  statementsFor(profile: ClaimProfile | null): Statements {
-    if (!profile) return this.onJobs;
-    let statements = this.byHome.get(profile.home);
+  statementsForProfile(profile: ClaimProfile | null): Statements {
+    if (!profile) return this.acrossQueues;
+    let statements = this.byHome.get(profile.jobsTable);
     if (!statements) {
-      statements = buildStatements(this.schemaIdent, `${this.schemaIdent}.${profile.home}`);
+      statements = buildStatements(this.schemaIdent, `${this.schemaIdent}.${profile.jobsTable}`);
       for (const text of planOnce(statements)) this.preparedTexts.add(text);
-      this.byHome.set(profile.home, statements);
+      this.byHome.set(profile.jobsTable, statements);
     }
     return statements;
   }
 
   /** The statements for the jobs of queue `name`, as far as the kept profile knows (see statementsFor). */
-  async statementsOf(exec: Executor, name: string): Promise<Statements> {
-    return this.statementsFor(await this.known(exec, name));
+  async statementsForQueue(exec: Executor, name: string): Promise<Statements> {
+    return this.statementsForProfile(await this.known(exec, name));
   }
 
   /**
@@ -110,19 +110,24 @@ export class QueueRouter {
    * queue's jobs cannot be in two tables (they are routed by queue, and deleteQueue deletes them with the queue).
    * On the same table it never runs twice.
    */
-  async onQueue<R>(exec: Executor, name: string, run: (statements: Statements) => Promise<R>, short: (result: R) => boolean): Promise<R> {
-    const first = await this.statementsOf(exec, name);
+  async withQueueStatements<R>(
+    exec: Executor,
+    name: string,
+    run: (statements: Statements) => Promise<R>,
+    short: (result: R) => boolean,
+  ): Promise<R> {
+    const first = await this.statementsForQueue(exec, name);
     let result: R;
     try {
       result = await run(first);
       if (!short(result)) return result;
     } catch (err) {
       if (sqlState(err) !== SQLSTATE.undefinedTable) throw err;
-      const now = this.statementsFor(await this.reread(exec, name));
+      const now = this.statementsForProfile(await this.reread(exec, name));
       if (now === first) throw err;
       return run(now);
     }
-    const now = this.statementsFor(await this.reread(exec, name));
+    const now = this.statementsForProfile(await this.reread(exec, name));
     return now === first ? result : run(now);
   }
 }

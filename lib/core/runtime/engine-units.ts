@@ -18,7 +18,7 @@ import { Scheduler } from '../passes/scheduler.js';
 import { Schedules } from '../queues/schedules.js';
 import { Sender } from '../jobs/sender.js';
 import type { QueueLogger } from '../types.js';
-import { WorkerRegistry } from '../worker/registry.js';
+import { LoopRegistry } from '../worker/registry.js';
 
 /** Each unit of an engine, by what PgQueue asks of it. */
 export interface EngineUnits {
@@ -33,7 +33,7 @@ export interface EngineUnits {
   readonly redrive: Redrive;
   readonly finder: JobFinder;
   readonly updates: JobUpdate;
-  readonly registry: WorkerRegistry;
+  readonly registry: LoopRegistry;
   readonly cluster: ClusterRegistry;
   readonly schedules: Schedules;
   readonly pubSub: PubSub;
@@ -43,7 +43,7 @@ export interface EngineUnits {
 export function engineUnits(config: ResolvedConfig, log: QueueLogger, events: EngineEvents): EngineUnits {
   const runtime = new Runtime(config, log, events);
   const sender = new Sender(runtime);
-  const registry = new WorkerRegistry(runtime);
+  const registry = new LoopRegistry(runtime);
   const cluster = new ClusterRegistry(runtime, registry);
   registry.loopsChanged = () => cluster.nudge();
   runtime.attach(cluster);

@@ -10,7 +10,7 @@ export function closedError(): QueueError {
 /** A statement or checkout in flight; `reject` is null once a checkout holds its connection. */
 interface Pending {
   reject: ((err: Error) => void) | null;
-  /** A caller's call (counted by shut), or a statement the engine sends on its own (the workers registry). */
+  /** A caller's call (counted by shut), or a statement the engine sends on its own (the cluster registry). */
   counted: boolean;
 }
 
@@ -22,7 +22,7 @@ interface Pending {
 export class PoolGate {
   readonly exec: Executor;
   /**
-   * Statements the engine sends on its own, not for a caller (the workers registry's heartbeat): shut() treats them
+   * Statements the engine sends on its own, not for a caller (the cluster registry's heartbeat): shut() treats them
    * as it treats the others, but does not count them among the calls it reports as left.
    */
   readonly background: Executor;

@@ -38,7 +38,7 @@ export class Runtime {
   private starting: Promise<void> | null = null;
   private supervisor: Supervisor | null = null;
   private monitorSupervisor: Supervisor | null = null;
-  /** Units that run beside the engine from its start to its close (the workers registry). */
+  /** Units that run beside the engine from its start to its close (the cluster registry). */
   private readonly attached: { start(): void; stop(): Promise<void> }[] = [];
   /** Set when close() begins: every call made from then on rejects with QUEUE_CLOSED. */
   private closingFlag = false;

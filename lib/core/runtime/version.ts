@@ -1,4 +1,4 @@
-// The package's own version, read once from its package.json: the workers registry shows which version each
+// The package's own version, read once from its package.json: the cluster registry shows which version each
 // instance runs, so a rolling deploy can be watched. The file is found by walking up from this module, which sits
 // at lib/core/ in the sources and dist/lib/core/ in the package.
 import { readFileSync } from 'node:fs';

@@ -40,7 +40,7 @@ const READY = (s: string, due = DUE_NOW) => `j.queue = $1 AND j.state < 'active'
  * history) until an ANALYZE replanned it. With the tids as an array and no key, a Tid Scan is the only
  * plan (the engine's sessions turn seq scans off). All the picked rows live in one partition (the queue's);
  * a tid names a row only within a partition, so the update keeps to `rel`, the partition the pick read.
- * `t` is that partition when the engine runs the claim (PgQueue.statementsOf), so no other is planned or
+ * `t` is that partition when the engine runs the claim (QueueRouter.statementsForQueue), so no other is planned or
  * looked at; on `jobs`, each other partition would look up the tids that fall within its size and drop them.
  * A row that another transaction changed and committed after this statement's snapshot is locked in its
  * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never

@@ -170,7 +170,7 @@ WHERE j.state > 'active' AND j.completed_on > to_timestamp($1::float8 / 1000)
 ORDER BY j.completed_on DESC
 LIMIT $2`;
 
-/** The live instances and their loops (the workers registry), with the age of each one's heartbeat. */
+/** The live instances and their loops (the cluster registry), with the age of each one's heartbeat. */
 export const dashboardWorkers = (s: string) => `
 SELECT w.id, w.host, w.pid, w.version, w.loops, w.stopped, w.started_on,
   extract(epoch FROM statement_timestamp() - w.heartbeat_on)::float8 AS heartbeat_age

@@ -62,7 +62,7 @@ SELECT j.id::text FROM ${t} j WHERE j.queue = $1 AND j.dedupe_key = $2 AND j.sta
  */
 export const getClaimProfile = (s: string) => `
 SELECT policy, (concurrency_limit IS NOT NULL OR rate_limit_count IS NOT NULL) AS limited,
-  CASE WHEN partition THEN quote_ident(${s}.queue_partition_name(name)) ELSE 'jobs_default' END AS home
+  CASE WHEN partition THEN quote_ident(${s}.queue_partition_name(name)) ELSE 'jobs_default' END AS "jobsTable"
 FROM ${s}.queues WHERE name = $1`;
 
 // ---- arguments: each statement's $n order, written once ----

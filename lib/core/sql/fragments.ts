@@ -233,16 +233,16 @@ export const WAKE_HOLDING = (channel: string) =>
 /**
  * The payload of a wake-up NOTIFY for a job of queue `queue` that becomes claimable at `due`: the queue's name when
  * that is now, else the name, a space and the milliseconds left, counted from this moment (a queue name holds no
- * space: QUEUE_NAME_PATTERN). A worker that hears a time sets a timer for it (Worker.heard, DueClock.announce).
+ * space: QUEUE_NAME_PATTERN). A worker that hears a time sets a timer for it (WorkerLoop.heard, DueClock.announce).
  * Evaluate it once per NOTIFY (a CTE, a trigger): read twice, clock_timestamp() would make two payloads.
  */
 export const WAKE_PAYLOAD = (queue: string, due: string) => `CASE WHEN ${due} <= clock_timestamp() THEN ${queue}
     ELSE ${queue} || ' ' || ceil(extract(epoch FROM ${due} - clock_timestamp()) * 1000)::bigint END`;
 
-/** How long an instance counts as live after its last heartbeat in the workers registry (migration 7). */
+/** How long an instance counts as live after its last heartbeat in the cluster registry (migration 7). */
 export const WORKER_LIVE_SECONDS = 30;
 
-/** Row `w` of the workers registry is live: its heartbeat is within WORKER_LIVE_SECONDS. */
+/** Row `w` of the cluster registry is live: its heartbeat is within WORKER_LIVE_SECONDS. */
 export const LIVE_WORKER = (w: string) => `${w}.heartbeat_on >= now() - interval '${WORKER_LIVE_SECONDS} seconds'`;
 
 /**

@@ -61,7 +61,7 @@ export { updateArgs, type UpdateValues } from './update.js';
  * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that
  * holds the jobs of the queue the statements will be run for (its own partition, or jobs_default), quoted and
  * schema-qualified; the statements that read or change only that queue's jobs then name it instead of `jobs`
- * (see PgQueue.statementsOf). Without it, they name `jobs`.
+ * (see QueueRouter.statementsForQueue). Without it, they name `jobs`.
  */
 export function buildStatements(schemaIdent: string, home?: string): Statements {
   const out: Record<string, string> = {};

@@ -1,5 +1,5 @@
 // The health check behind QueueHealthIndicator (lib/nest/terminus.ts), free of Nest: it reads what the monitor
-// pass cached on the queue rows and the workers registry (so a probe costs a few small reads, whatever the jobs
+// pass cached on the queue rows and the cluster registry (so a probe costs a few small reads, whatever the jobs
 // table holds), bounded by a timeout, and says down, with every reason, when a threshold is breached. It never
 // throws: bad thresholds and an unreachable database are reasons too, the database's said without its text
 // (publicError: a probe's answer is often public).

@@ -26,7 +26,7 @@ export interface CompleterScope {
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
   /**
-   * Whether a finished job of this queue may release another (see Worker.holdsBack): read at each write, whose
+   * Whether a finished job of this queue may release another (see WorkerLoop.holdsBack): read at each write, whose
    * statement then wakes the queue's workers in other processes (WAKE_HOLDING in sql/fragments.ts; this process
    * wakes its own loop without a round trip).
    */

@@ -1,4 +1,4 @@
-// What a worker loop needs from the engine that owns it (the worker registry makes one per loop).
+// What a worker loop needs from the engine that owns it (the loop registry makes one per loop).
 import type { PoolClient } from 'pg';
 import type { Executor } from '../runtime/db.js';
 import type { EngineEvents } from '../events.js';
@@ -8,7 +8,7 @@ import type { QueueLogger } from '../types.js';
 import type { ClaimProfile } from './intake/claim.js';
 
 /** What a worker loop needs from the engine that owns it. Read-only: a worker keeps its own profile after a recheck. */
-export interface WorkerContext {
+export interface LoopContext {
   readonly exec: Executor;
   /** How the queue's jobs are claimed, and where they are stored, when the worker starts. */
   readonly profile: ClaimProfile;
@@ -16,7 +16,7 @@ export interface WorkerContext {
   readonly connect: () => Promise<PoolClient>;
   /** Counts a result refused by the fence (the worker no longer held the job). */
   staleResult(): void;
-  /** The statements for the queue's jobs (for `profile.home`). */
+  /** The statements for the queue's jobs (for `profile.jobsTable`). */
   readonly statements: Statements;
   /**
    * Reads the queue's profile again (the queue may have been deleted and made again, its jobs in another

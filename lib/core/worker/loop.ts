@@ -11,7 +11,7 @@ import { AttemptRunner, type AttemptRunnerScope } from './attempt/attempt-runner
 import {
   claimJobs,
   holdsJobsBack,
-  newWorkerId,
+  newHolderId,
   PROFILE_RECHECK_MS,
   type ClaimContext,
   type ClaimedRow,
@@ -25,13 +25,13 @@ import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalGroups } from './intake/local-groups.js';
 import { LocalQueue, type Dispatcher } from './intake/local-queue.js';
 import { SlowClaims } from './slow-claims.js';
-import type { WorkerContext } from './loop-context.js';
+import type { LoopContext } from './loop-context.js';
 import { BatchQueue } from './intake/batch-queue.js';
 import { BatchRunner } from './attempt/batch-runner.js';
 
 /**
  * What the parts of one worker share: the engine's services, the queue and the worker's id, and where the
- * queue's jobs are now. `profile` and `statements` start as the context's; only `Worker.recheck` replaces them.
+ * queue's jobs are now. `profile` and `statements` start as the context's; only `WorkerLoop.recheck` replaces them.
  */
 interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope, AttemptRunnerScope {
   profile: ClaimProfile;
@@ -43,7 +43,7 @@ interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope, Att
  * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, the moment
  * the queue's next waiting job becomes due (DueClock), or the polling interval wakes it.
  */
-export class Worker {
+export class WorkerLoop {
   private stopping = false;
   private readonly scope: WorkerScope;
   private readonly attempts: Attempts;
@@ -69,12 +69,12 @@ export class Worker {
   private readonly drainParts: DrainParts;
 
   constructor(
-    private readonly ctx: WorkerContext,
+    private readonly ctx: LoopContext,
     readonly queue: string,
     private readonly options: ParsedWorkOptions,
     handler: JobHandler | BatchHandler,
     /** The `worker_id` of the jobs it claims: never two loops' (a loop started again gets a new one). */
-    readonly id: string = newWorkerId(),
+    readonly id: string = newHolderId(),
   ) {
     this.scope = {
       exec: ctx.exec,
@@ -233,7 +233,7 @@ export class Worker {
       this.scope.profile = fresh.profile;
       this.scope.statements = fresh.statements;
       this.scope.log.warn(
-        `queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.home}); claiming from there`,
+        `queue "${this.queue}" was made again since this worker started (its jobs are now in ${fresh.profile.jobsTable}); claiming from there`,
       );
     }
   }

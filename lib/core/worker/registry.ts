@@ -1,4 +1,4 @@
-// The worker registry: the loops this engine runs (one per work() call), the LISTEN connection that wakes them,
+// The loop registry: the loops this engine runs (one per work() call), the LISTEN connection that wakes them,
 // stopping them (by queue, by id, or all at shutdown, each draining within a deadline), and holding them stopped
 // for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
 // a new loop).
@@ -18,10 +18,10 @@ import { closedError } from '../runtime/pool-gate.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { BatchHandler, JobHandler, LoopInfo, OffWorkOptions, WorkOptions } from '../types.js';
 import { queueName } from '../config/validate.js';
-import { callingFrames, handlerFrameOf, newWorkerId, Worker, type WorkerContext } from './index.js';
+import { callingFrames, handlerFrameOf, newHolderId, WorkerLoop, type LoopContext } from './index.js';
 
 /** Which loops a stop call picks. */
-type Picks = (w: Worker) => boolean;
+type Picks = (w: WorkerLoop) => boolean;
 
 /** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
 interface LoopDefinition {
@@ -38,8 +38,8 @@ interface LoopDefinition {
 }
 
 /** This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here. */
-export class WorkerRegistry {
-  private readonly workers = new Map<string, Worker>();
+export class LoopRegistry {
+  private readonly workers = new Map<string, WorkerLoop>();
   /** How each running loop was asked for, by the running loop's id. */
   private readonly definitions = new Map<string, LoopDefinition>();
   /** Loops held stopped (stopWorking, or made while their queue is held), until startWorking(). */
@@ -57,8 +57,8 @@ export class WorkerRegistry {
   private control: Promise<unknown> = Promise.resolve();
   private notifier: Notifier | null = null;
   /** Loops stopping (listed in `workers` until then): each one's drain, until it is done. */
-  private readonly stopping = new Map<Worker, Promise<void>>();
-  /** Told when a loop starts or stops (the workers registry refreshes this instance's row then). */
+  private readonly stopping = new Map<WorkerLoop, Promise<void>>();
+  /** Told when a loop starts or stops (the cluster registry refreshes this instance's row then). */
   loopsChanged: () => void = () => undefined;
 
   constructor(private readonly rt: Runtime) {
@@ -84,7 +84,7 @@ export class WorkerRegistry {
     if (!this.rt.config.workers)
       throw new QueueError('this instance was configured with workers: false and never claims jobs', 'WORKERS_DISABLED');
     const def: LoopDefinition = {
-      id: newWorkerId(),
+      id: newHolderId(),
       name,
       options: parsed,
       given: options,
@@ -202,12 +202,12 @@ export class WorkerRegistry {
     await this.ensureNotifier();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.rt.closing) throw closedError();
-    const ctx: WorkerContext = {
+    const ctx: LoopContext = {
       exec,
       profile,
       connect: this.rt.connect,
       staleResult: () => void this.rt.counters.staleResults++,
-      statements: router.statementsFor(profile),
+      statements: router.statementsForProfile(profile),
       recheck: (was) => router.recheck(exec, def.name, was),
       schema: config.schema,
       channel: config.channel,
@@ -218,7 +218,7 @@ export class WorkerRegistry {
       slowClaimMs: config.warningSlowClaimMs,
       tracing: this.rt.tracing,
     };
-    const worker = new Worker(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
+    const worker = new WorkerLoop(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
     def.started = true;
     this.workers.set(worker.id, worker);
     this.definitions.set(worker.id, def);
@@ -315,7 +315,7 @@ export class WorkerRegistry {
     return false;
   }
 
-  /** The queues whose loops this instance holds stopped, as the workers registry shows them. */
+  /** The queues whose loops this instance holds stopped, as the cluster registry shows them. */
   stoppedQueues(): string[] {
     return [...new Set(this.held.map((d) => d.name))].sort();
   }
@@ -339,7 +339,7 @@ export class WorkerRegistry {
     return woken;
   }
 
-  /** Each loop as the workers registry shows it. */
+  /** Each loop as the cluster registry shows it. */
   loops(): LoopInfo[] {
     return [...this.workers.values()].map((w) => ({
       id: w.id,

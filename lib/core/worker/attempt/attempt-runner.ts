@@ -24,7 +24,7 @@ export interface AttemptRunnerScope {
   readonly queue: string;
   readonly workerId: string;
   readonly channel: string;
-  /** Whether a finished job of this queue may release another (see Worker.holdsBack): its completion then wakes. */
+  /** Whether a finished job of this queue may release another (see WorkerLoop.holdsBack): its completion then wakes. */
   holdsBack(): boolean;
   /** A connection of its own for a transactional handler. */
   readonly connect: () => Promise<PoolClient>;

@@ -60,14 +60,17 @@ export interface ClaimedRow {
 /** What a claim needs from the engine: where to send it, and a connection of its own for a limited queue. */
 export interface ClaimContext {
   readonly exec: Executor;
-  /** The statements for the table that holds the queue's jobs (`ClaimProfile.home`). */
+  /** The statements for the table that holds the queue's jobs (`ClaimProfile.jobsTable`). */
   readonly statements: Statements;
   readonly connect: () => Promise<PoolClient>;
   readonly schema: string;
 }
 
-/** A worker id that says where it runs: host, pid and a random suffix. */
-export function newWorkerId(): string {
+/**
+ * An id that says where its holder runs (host, pid and a random suffix): a loop's, a fetch() caller's (the
+ * `worker_id` of the jobs it holds), and an instance's row in the cluster registry.
+ */
+export function newHolderId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
@@ -80,7 +83,7 @@ export interface ClaimProfile {
   /** The queue has a concurrency or rate limit: claims serialise on the queue's lock. */
   limited: boolean;
   /** The table that holds the queue's jobs, as an identifier within the schema: its own partition, or jobs_default. */
-  home: string;
+  jobsTable: string;
 }
 
 /** A worker's groupConcurrency: the default limit per group, and limits per tier. */
@@ -193,7 +196,7 @@ async function claimWith(
       ? claim(statements.claimJobsGroupedLocal, [...args, ...localGroupArgs(local)])
       : claim(statements.claimJobsGrouped, args));
   } else if (local) {
-    // standard queues only (WorkerRegistry refuses the option on others)
+    // standard queues only (LoopRegistry refuses the option on others)
     rows = await claim(statements.claimJobsLocalGroups, [...claimArgs(request), ...localGroupArgs(local)]);
   } else if (policy === 'key_strict_fifo') {
     // One pass: the heads' index holds every job that may be its key's head, so a short claim means no more.
