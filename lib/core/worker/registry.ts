@@ -1,7 +1,8 @@
-// The loop registry: the loops this engine runs (one per work() call), the LISTEN connection that wakes them,
-// stopping them (by queue, by id, or all at shutdown, each draining within a deadline), and holding them stopped
-// for a while (stopWorking / startWorking: a loop held stopped keeps its handler and options, and starts again as
-// a new loop).
+// The loop registry: the loops this engine runs (one per work() call), stopping them (by queue, by id, or all at
+// shutdown, each draining within a deadline), and holding them stopped for a while (stopWorking / startWorking: a
+// loop held stopped keeps its handler and options, and starts again as a new loop). It decides when; what runs,
+// stops and is held is recorded in loop-table.ts, and the LISTEN connection that wakes the loops is
+// wake-listener.ts.
 //
 // These calls may come from a handler (offWork from inside a job of the queue it stops). A drain waits for every
 // handler of its loop, so a handler waiting for a drain may wait for itself (its own loop), or for a handler that
@@ -12,7 +13,8 @@
 // waits for that handler.
 import { checkedHandler, jobNameOf, type JobName } from '../job-definition.js';
 import { InvalidOptionError, QueueError } from '../errors.js';
-import { Notifier } from './notifier.js';
+import { LoopTable } from './loop-table.js';
+import { WakeListener } from './wake-listener.js';
 import { parseOffWorkOptions, parseWorkOptions, type ParsedWorkOptions } from '../config/options.js';
 import { closedError } from '../runtime/pool-gate.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -21,7 +23,7 @@ import { queueName } from '../config/validate.js';
 import { callingFrames, handlerFrameOf, newHolderId, WorkerLoop, type LoopContext } from './index.js';
 
 /** Which loops a stop call picks. */
-type Picks = (w: WorkerLoop) => boolean;
+type Picks = (loop: WorkerLoop) => boolean;
 
 /** A loop as work() was asked for it: what startWorking() makes again. `id` is what work() returned. */
 interface LoopDefinition {
@@ -37,32 +39,41 @@ interface LoopDefinition {
   frame: string | null;
 }
 
-/** This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here. */
+/**
+ * This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here.
+ *
+ * A definition (one work() call) and the loops that run it:
+ *
+ * ```
+ *            queue held                            startWorking()
+ *   work() ───────────▶ held ───────────────────────────────────────▶ running (a new loop: a new id after the first)
+ *     │                  ▲                                              │
+ *     ▼                  │ stopWorking()                                │
+ *   running ──stop──▶ stopping ──drained──▶ gone (offWork, stopWorkers, close: the definition is forgotten)
+ * ```
+ *
+ * A loop stopping stays listed (and in getWorkers) until its drain ends; startWorking() starts a held definition
+ * again only once its last loop has drained, so one definition never runs twice at once.
+ */
 export class LoopRegistry {
-  private readonly workers = new Map<string, WorkerLoop>();
-  /** How each running loop was asked for, by the running loop's id. */
-  private readonly definitions = new Map<string, LoopDefinition>();
-  /** Loops held stopped (stopWorking, or made while their queue is held), until startWorking(). */
-  private held: LoopDefinition[] = [];
-  /** Every queue is held (startWorkers false, or stopWorking() with no name), but those in `released`. */
-  private holdAll: boolean;
-  private readonly released = new Set<string>();
-  /** The queues held by name (stopWorking(name)). */
-  private readonly heldQueues = new Set<string>();
+  private readonly table: LoopTable<WorkerLoop, LoopDefinition>;
+  private readonly listener: WakeListener;
   /**
    * work, offWork, stopWorking, startWorking and stopWorkers run one at a time, up to the drains they wait for: no
    * loop is held twice, none that offWork() forgot comes back, and startWorking() from outside a handler starts a
    * held loop again only once its last run has drained.
    */
   private control: Promise<unknown> = Promise.resolve();
-  private notifier: Notifier | null = null;
-  /** Loops stopping (listed in `workers` until then): each one's drain, until it is done. */
-  private readonly stopping = new Map<WorkerLoop, Promise<void>>();
   /** Told when a loop starts or stops (the cluster registry refreshes this instance's row then). */
   loopsChanged: () => void = () => undefined;
 
   constructor(private readonly rt: Runtime) {
-    this.holdAll = !rt.config.startWorkers;
+    this.table = new LoopTable<WorkerLoop, LoopDefinition>(
+      !rt.config.startWorkers,
+      (err, loop) => this.rt.events.error(err, `stopping the loop of queue "${loop.queue}"`),
+      () => this.loopsChanged(),
+    );
+    this.listener = new WakeListener(rt, () => this.table.all());
   }
 
   private serial<T>(step: () => T | Promise<T>): Promise<T> {
@@ -93,11 +104,10 @@ export class LoopRegistry {
       frame: handlerFrameOf(given),
     };
     return this.serial(async () => {
-      if (!this.isHeld(name)) return this.start(def);
+      if (!this.table.isHeld(name)) return this.start(def);
       // checked as a loop that starts is: the queue exists, and the options fit it
       await this.profileFor(def);
-      this.held.push(def);
-      this.loopsChanged();
+      this.table.keep(def);
       return def.id;
     });
   }
@@ -109,19 +119,12 @@ export class LoopRegistry {
   async stopWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
     const fromHandler = this.fromHandler();
-    const which: Picks = (w) => name === undefined || w.queue === name;
+    const which: Picks = (loop) => name === undefined || loop.queue === name;
     await this.serial(() => {
-      if (name === undefined) {
-        this.holdAll = true;
-        this.released.clear();
-      } else {
-        this.heldQueues.add(name);
-        this.released.delete(name);
-      }
-      for (const w of this.workers.values()) if (which(w) && !this.stopping.has(w)) this.held.push(this.definitions.get(w.id)!);
-      this.halt(which, this.rt.config.shutdownTimeoutMs);
+      this.table.hold(name);
+      this.table.halt(which, this.rt.config.shutdownTimeoutMs);
     });
-    if (!fromHandler) await this.drained(which);
+    if (!fromHandler) await Promise.all(this.table.drains(which));
   }
 
   /**
@@ -132,46 +135,27 @@ export class LoopRegistry {
   async startWorking(name?: string): Promise<void> {
     if (name !== undefined) queueName('name', name);
     const fromHandler = this.fromHandler();
-    const released = await this.serial(() => {
-      if (name === undefined) {
-        this.holdAll = false;
-        this.released.clear();
-        this.heldQueues.clear();
-      } else {
-        this.heldQueues.delete(name);
-        if (this.holdAll) this.released.add(name);
-      }
-      return this.held.filter((d) => !this.isHeld(d.name));
-    });
+    const released = await this.serial(() => this.table.release(name));
     // One run of a loop at a time, but a handler does not wait (the drain may wait for it). A loop started and
     // stopped again while this call waited has a new drain to wait for: it goes round again.
     let pending = released;
     while (pending.length > 0) {
-      if (!fromHandler) await Promise.all(this.drainsOf(pending));
+      if (!fromHandler) await Promise.all(this.table.drainsOf(pending));
       pending = await this.serial(async () => {
         const again: LoopDefinition[] = [];
         for (const def of pending) {
           // held again, forgotten (offWork, stopWorkers) or started by another call meanwhile
-          if (!this.held.includes(def) || this.isHeld(def.name)) continue;
-          if (!fromHandler && this.drainsOf([def]).length > 0) {
+          if (!this.table.startable(def)) continue;
+          if (!fromHandler && this.table.drainsOf([def]).length > 0) {
             again.push(def);
             continue;
           }
           await this.start(def);
-          this.held = this.held.filter((d) => d !== def);
+          this.table.unhold(def);
         }
         return again;
       });
     }
-  }
-
-  /** The drains of the runs of `defs` still draining. */
-  private drainsOf(defs: readonly LoopDefinition[]): Promise<void>[] {
-    return [...this.stopping].filter(([w]) => defs.includes(this.definitions.get(w.id)!)).map(([, drained]) => drained);
-  }
-
-  private isHeld(name: string): boolean {
-    return this.heldQueues.has(name) || (this.holdAll && !this.released.has(name));
   }
 
   /** The queue's profile, with `def`'s options checked against it. */
@@ -199,7 +183,7 @@ export class LoopRegistry {
     const { config, router } = this.rt;
     const profile = await this.profileFor(def);
     const exec = await this.rt.db();
-    await this.ensureNotifier();
+    await this.listener.open();
     // close() may have begun while we awaited: a loop started now would outlive it.
     if (this.rt.closing) throw closedError();
     const ctx: LoopContext = {
@@ -218,39 +202,11 @@ export class LoopRegistry {
       slowClaimMs: config.warningSlowClaimMs,
       tracing: this.rt.tracing,
     };
-    const worker = new WorkerLoop(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
+    const loop = new WorkerLoop(ctx, def.name, def.options, def.handler, def.started ? undefined : def.id);
     def.started = true;
-    this.workers.set(worker.id, worker);
-    this.definitions.set(worker.id, def);
-    worker.start();
-    this.loopsChanged();
-    return worker.id;
-  }
-
-  /**
-   * Stops the loops that `which` picks (those not stopping already): they claim no more from now on, and each
-   * drains for at most `timeoutMs`, listed until its drain is done.
-   */
-  private halt(which: Picks, timeoutMs: number): void {
-    for (const w of this.workers.values()) {
-      if (!which(w) || this.stopping.has(w)) continue;
-      // never rejects: nobody may await the drain of a loop stopped from its own handler
-      const drained = w.stop(timeoutMs).then(undefined, (err: unknown) => {
-        this.rt.events.error(err, `stopping the loop of queue "${w.queue}"`);
-      });
-      void drained.then(() => {
-        this.stopping.delete(w);
-        this.workers.delete(w.id);
-        this.definitions.delete(w.id);
-        this.loopsChanged();
-      });
-      this.stopping.set(w, drained);
-    }
-  }
-
-  /** Waits for the drains of the stopping loops that `which` picks. */
-  private async drained(which: Picks): Promise<void> {
-    await Promise.all([...this.stopping].filter(([w]) => which(w)).map(([, d]) => d));
+    this.table.add(loop, def);
+    loop.start();
+    return loop.id;
   }
 
   /**
@@ -262,13 +218,13 @@ export class LoopRegistry {
     const { id, wait } = parseOffWorkOptions(nameOrId, options);
     const picks = (d: LoopDefinition | undefined) =>
       d !== undefined && (id !== undefined ? d.name === nameOrId && d.id === id : d.id === nameOrId || d.name === nameOrId);
-    const which: Picks = (w) =>
-      (id !== undefined ? w.queue === nameOrId && w.id === id : w.id === nameOrId) || picks(this.definitions.get(w.id));
+    const which: Picks = (loop) =>
+      (id !== undefined ? loop.queue === nameOrId && loop.id === id : loop.id === nameOrId) || picks(this.table.definitionOf(loop.id));
     await this.serial(() => {
-      this.held = this.held.filter((d) => !picks(d));
-      this.halt(which, this.rt.config.shutdownTimeoutMs);
+      this.table.forget(picks);
+      this.table.halt(which, this.rt.config.shutdownTimeoutMs);
     });
-    if (wait && !fromHandler) await this.drained(which);
+    if (wait && !fromHandler) await Promise.all(this.table.drains(which));
   }
 
   /**
@@ -279,17 +235,16 @@ export class LoopRegistry {
   async stopAll(timeoutMs: number, closing = false): Promise<void> {
     const fromHandler = !closing && this.fromHandler();
     const stopAll = () => {
-      this.held = [];
-      this.halt(() => true, timeoutMs);
+      this.table.forget();
+      this.table.halt(() => true, timeoutMs);
     };
     if (closing) stopAll();
     else await this.serial(stopAll);
-    if (!fromHandler) await this.drained(() => true);
+    if (!fromHandler) await Promise.all(this.table.drains(() => true));
     // not under a loop started meanwhile (work, startWorking): it would hear no NOTIFY (a loop draining claims no more)
     const stopNotifier = async () => {
-      if (!closing && [...this.workers.values()].some((w) => !this.stopping.has(w))) return;
-      await this.notifier?.stop();
-      this.notifier = null;
+      if (!closing && !this.table.running().next().done) return;
+      await this.listener.close();
     };
     if (closing) await stopNotifier();
     else await this.serial(stopNotifier);
@@ -302,26 +257,26 @@ export class LoopRegistry {
   private fromHandler(): boolean {
     const { loops: ids, frames } = callingFrames();
     if (ids.length === 0 && frames.length === 0) return false;
-    for (const w of this.workers.values()) {
-      const frame = this.definitions.get(w.id)?.frame;
-      if (ids.includes(w.id) || (frame != null && frames.includes(frame))) return true;
+    for (const loop of this.table.all()) {
+      const frame = this.table.definitionOf(loop.id)?.frame;
+      if (ids.includes(loop.id) || (frame != null && frames.includes(frame))) return true;
     }
     return false;
   }
 
   /** Whether a loop of queue `name` runs (not stopping): for nestjs-pgqueue/testing. */
   runs(name: string): boolean {
-    for (const w of this.workers.values()) if (w.queue === name && !this.stopping.has(w)) return true;
+    for (const loop of this.table.running()) if (loop.queue === name) return true;
     return false;
   }
 
   /** The queues whose loops this instance holds stopped, as the cluster registry shows them. */
   stoppedQueues(): string[] {
-    return [...new Set(this.held.map((d) => d.name))].sort();
+    return this.table.heldQueueNames();
   }
 
   get count(): number {
-    return this.workers.size;
+    return this.table.size;
   }
 
   /**
@@ -331,9 +286,9 @@ export class LoopRegistry {
    */
   wake(name: string): number {
     let woken = 0;
-    for (const w of this.workers.values()) {
-      if (w.queue !== name) continue;
-      w.notify();
+    for (const loop of this.table.all()) {
+      if (loop.queue !== name) continue;
+      loop.notify();
       woken++;
     }
     return woken;
@@ -341,42 +296,23 @@ export class LoopRegistry {
 
   /** Each loop as the cluster registry shows it. */
   loops(): LoopInfo[] {
-    return [...this.workers.values()].map((w) => ({
-      id: w.id,
-      queue: w.queue,
-      concurrency: w.concurrency,
-      active: w.activeCount,
-      task: this.definitions.get(w.id)?.handler.name || null,
-      groupConcurrency: this.definitions.get(w.id)?.options.groupConcurrency ?? null,
-      localGroupConcurrency: this.definitions.get(w.id)?.options.localGroupConcurrency ?? null,
-    }));
+    return [...this.table.all()].map((loop) => {
+      const def = this.table.definitionOf(loop.id);
+      return {
+        id: loop.id,
+        queue: loop.queue,
+        concurrency: loop.concurrency,
+        active: loop.activeCount,
+        task: def?.handler.name || null,
+        groupConcurrency: def?.options.groupConcurrency ?? null,
+        localGroupConcurrency: def?.options.localGroupConcurrency ?? null,
+      };
+    });
   }
 
   get activeJobCount(): number {
     let n = 0;
-    for (const w of this.workers.values()) n += w.activeCount;
+    for (const loop of this.table.all()) n += loop.activeCount;
     return n;
-  }
-
-  private async ensureNotifier(): Promise<void> {
-    if (!this.rt.config.useListenNotify || this.notifier || this.rt.closing) return;
-    this.notifier = new Notifier(
-      this.rt.connectionOptions,
-      this.rt.config.channel,
-      (queue, dueInMs) => this.workers.forEach((w) => w.queue === queue && w.heard(dueInMs)),
-      () => this.workers.forEach((w) => w.reconnected()),
-      this.rt.log,
-      {
-        lost: (err) =>
-          this.rt.events.error(err ?? new Error('the connection ended'), 'LISTEN connection lost; reconnecting, and polling meanwhile'),
-        regained: () => this.rt.events.warning('the LISTEN connection is back'),
-      },
-    );
-    try {
-      await this.notifier.start();
-    } catch (err) {
-      // Polling still finds every job; the notifier keeps trying in the background.
-      this.rt.events.error(err, 'opening the LISTEN connection');
-    }
   }
 }
