@@ -1,9 +1,10 @@
-// The example of the README's "Testing your app", run as it is written there: the code between the two marker lines
-// below is the README's block, character for character (test/unit/readme-testing-example.spec.ts checks it). What
-// follows the second marker only tidies up: the schema the example used, when its database came from the environment.
+// The example of docs/testing.md ("An example"; this file's name dates from when the README held it), run as it is
+// written there: the code between the two marker lines below is that page's block, character for character
+// (test/unit/readme-testing-example.spec.ts checks it). What follows the second marker only tidies up: the schema the
+// example used, when its database came from the environment.
 import pg from 'pg';
 
-// README example: begin
+// docs/testing.md example: begin
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { QueueHandler, QueueModule, QueueService, type Job } from 'nestjs-pgqueue';
@@ -68,7 +69,7 @@ describe('welcome emails', () => {
     expect(bad.error?.message).toBe('no user');
   });
 });
-// README example: end
+// docs/testing.md example: end
 
 afterAll(async () => {
   const url = process.env.PGQUEUE_TEST_DATABASE_URL || process.env.DATABASE_URL;
