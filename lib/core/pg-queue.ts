@@ -1,14 +1,21 @@
-// The queue engine's public face, free of Nest: every public method is one delegation to the unit that owns it
-// (engine-units.ts wires them: runtime.ts for the lifecycle, queue-admin, sender, flows, fetcher, job-control, worker-registry).
-// The sending calls are declared in sending-calls.ts, the calls on jobs by id in job-calls.ts, which this class extends.
+// The queue engine's public face, free of Nest, in one class: every public method is one delegation to the unit
+// that owns it (runtime/engine-units.ts wires them). One class in one file, so a method is found where its class
+// is rather than in a base class kept only to shorten files (docs/design.md, "The pieces").
+import { EventEmitter } from 'node:events';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config/config.js';
-import type { JobName } from './job-definition.js';
+import type { JobDefinition, JobName } from './job-definition.js';
+import type { JobDetails } from './jobs/dependencies.js';
+import type { ChangeResult, CompleteOptions } from './jobs/control.js';
+import type { FetchOptions } from './jobs/fetcher.js';
+import type { FindJobsOptions, JobPage } from './jobs/finder.js';
+import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './jobs/update.js';
+import type { RedriveOptions, RedriveResult } from './jobs/redrive.js';
+import type { PublishedJob } from './jobs/pub-sub.js';
 import { engineUnits, type EngineUnits } from './runtime/engine-units.js';
 import { parseForce } from './config/options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './stats/health.js';
-import { consoleLogger, lastResort } from './runtime/console-logger.js';
-import { asWarning, type QueueWarning } from './events.js';
-import { JobCalls } from './job-calls.js';
+import { consoleLogger } from './runtime/console-logger.js';
+import { emitterEvents, type QueueEvents } from './events.js';
 import type { MaintenanceResult } from './passes/maintenance.js';
 import type { MonitorResult } from './passes/monitor.js';
 import type { MigrationResult } from './runtime/migrate.js';
@@ -17,6 +24,13 @@ import type { Schedules } from './queues/schedules.js';
 import type { LoopRegistry } from './worker/registry.js';
 import type {
   BatchHandler,
+  EnqueueResult,
+  FlowJob,
+  Job,
+  JobInsert,
+  JobRef,
+  JobWithMetadata,
+  SendOptions,
   HandlerFor,
   JobHandler,
   OffWorkOptions,
@@ -31,18 +45,23 @@ import type {
   WorkOptions,
 } from './types.js';
 
-export type { ChangeResult, CompleteOptions } from './jobs/control.js';
-export type { RedriveOptions, RedriveResult } from './jobs/redrive.js';
+export type { ChangeResult, CompleteOptions, FetchOptions, FindJobsOptions, JobPage, RedriveOptions, RedriveResult };
 
-export type { FetchOptions } from './jobs/fetcher.js';
-export type { FindJobsOptions, JobPage } from './jobs/finder.js';
+/** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
+type MaybeSendOptions = SendOptions | null | undefined;
+
+/**
+ * send()'s payload and options: the payload may be left out only where it may be undefined (a queue named by a
+ * string, a job declared without a type); a declared job's payload must be given.
+ */
+export type PayloadArgs<T> = undefined extends T ? [data?: T, options?: SendOptions] : [data: T, options?: SendOptions];
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
  * settles jobs, and runs worker loops. Emits `error` for failures of its own loops (never for a
  * handler's throw) and `warning`; with no listener these go to the logger.
  */
-export class PgQueue extends JobCalls {
+export class PgQueue extends EventEmitter<QueueEvents> {
   readonly config: ResolvedConfig;
   protected readonly log: QueueLogger;
   /** Events counted since start: results refused by the fence (the worker no longer held the job). */
@@ -53,19 +72,7 @@ export class PgQueue extends JobCalls {
     super();
     this.config = Object.isFrozen(options) && 'schemaIdent' in options ? options : resolveConfig(options);
     this.log = this.config.logger ?? logger ?? consoleLogger;
-    this.units = engineUnits(this.config, this.log, {
-      warning: (warning) => this.warning(asWarning(warning)),
-      error: (err, context) => this.reportError(err, context),
-      listens: (name) => this.listenerCount(name) > 0,
-      job: (name, ...payload) => {
-        // a listener that throws must not break the engine's work that emitted the event
-        try {
-          (this.emit as (n: string, ...a: unknown[]) => boolean)(name, ...payload);
-        } catch (err) {
-          this.reportError(err, `a "${name}" listener`);
-        }
-      },
-    });
+    this.units = engineUnits(this.config, this.log, emitterEvents(this, this.log));
     this.counters = this.units.runtime.counters;
   }
 
@@ -96,31 +103,224 @@ export class PgQueue extends JobCalls {
     return this.units.runtime.maintain(parseForce(options));
   }
 
+  // ---- sending ----
   /**
-   * Emits a warning, or logs it without a listener. Never throws: it is called from timers, from the LISTEN
-   * connection's handlers and from the middle of a claim, where a listener's or a logger's throw would end the
-   * process or strand claimed jobs. What throws is logged, as a last resort, to the console.
+   * Sends one job; returns its id, or null when the queue's policy (or a throttle slot) refused it. With
+   * `dedupeKey`, a duplicate returns the id of the pending job that holds the key. With `options.db` the
+   * insert joins the caller's transaction.
    */
-  protected warning(warning: QueueWarning): void {
-    try {
-      if (this.listenerCount('warning') > 0) this.emit('warning', warning);
-      else this.log.warn(warning.message);
-    } catch (err) {
-      lastResort(`a warning ("${warning.message}") could not be reported`, err);
-    }
+  send<T = unknown>(job: JobDefinition<T>, ...args: PayloadArgs<NoInfer<T>>): Promise<string | null>;
+  send<T = unknown>(name: string, data?: NoInfer<T>, options?: SendOptions): Promise<string | null>;
+  send(name: JobName<unknown>, data?: unknown, options?: SendOptions): Promise<string | null> {
+    return this.units.sender.send(name, data, options);
   }
 
-  /** Emits an error, or logs it without a listener. Never throws (as warning()). */
-  protected reportError(err: unknown, context: string): void {
-    const error = err instanceof Error ? err : new Error(String(err));
-    try {
-      if (this.listenerCount('error') > 0) this.emit('error', Object.assign(error, { context }));
-      else this.log.error(`${context}: ${error.message}`, error.stack);
-    } catch (thrown) {
-      lastResort(`an error (${context}: ${error.message}) could not be reported`, thrown);
-    }
+  /** send() with its answer: `{ id, queue, state, startAfter, deduped }` (deduped: the id is a dedupeKey's holder). */
+  enqueue<T = unknown>(job: JobDefinition<T>, ...args: PayloadArgs<NoInfer<T>>): Promise<EnqueueResult>;
+  enqueue<T = unknown>(name: string, data?: NoInfer<T>, options?: SendOptions): Promise<EnqueueResult>;
+  enqueue(name: JobName<unknown>, data?: unknown, options?: SendOptions): Promise<EnqueueResult> {
+    return this.units.sender.enqueue(name, data, options);
   }
 
+  /**
+   * Sends at most one job per `seconds`-long time slot (and per `key`, else per `options.singletonKey`): the first
+   * send of a slot wins, later ones return null. `options.startAfter`, and `options.singletonKey` beside a `key`, are
+   * refused: the arguments set them.
+   */
+  sendThrottled<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    seconds: number,
+    key?: string | null,
+  ): Promise<string | null> {
+    return this.units.sender.sendThrottled(name, data, options, seconds, key);
+  }
+
+  /**
+   * Like `sendThrottled`, but a send into a slot that is taken is deferred to the start of the next slot
+   * instead of dropped; at most one job waits there, so later sends return null.
+   */
+  sendDebounced<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    seconds: number,
+    key?: string | null,
+  ): Promise<string | null> {
+    return this.units.sender.sendDebounced(name, data, options, seconds, key);
+  }
+
+  /**
+   * `send` with `startAfter` given separately: a Date, an ISO-8601 string, or seconds from now. A `startAfter` in
+   * the options as well is refused (InvalidOptionError naming `options.startAfter`), not overridden.
+   */
+  sendAfter<T = unknown>(
+    name: JobName<T>,
+    data: NoInfer<T>,
+    options: MaybeSendOptions,
+    startAfter: Date | string | number,
+  ): Promise<string | null> {
+    return this.units.sender.sendAfter(name, data, options, startAfter);
+  }
+
+  /**
+   * Inserts many jobs in one statement; returns the ids of the jobs inserted, in input order. A job that
+   * the queue's policy or a dedupe key refuses is skipped (its id is missing from the result).
+   */
+  insert<T = unknown>(name: JobName<T>, jobs: JobInsert<NoInfer<T>>[], options?: Pick<SendOptions, 'db'>): Promise<string[]> {
+    return this.units.sender.insert(name, jobs, options);
+  }
+
+  /**
+   * Inserts jobs that wait for each other (`dependsOn` by `ref`), in one transaction; each ref's job id (guide,
+   * "Flows"). With `options.db` they join the caller's transaction: roll it back if this throws.
+   */
+  flow(jobs: FlowJob[], options?: Pick<SendOptions, 'db'>): Promise<Record<string, string>> {
+    return this.units.flows.flow(jobs, options);
+  }
+
+  // ---- jobs by id or by queue ----
+  /** Claims up to `batchSize` runnable jobs (default 1); settle them with `complete` or `fail`. */
+  fetch<T = unknown>(name: string, options?: FetchOptions): Promise<Job<T>[]> {
+    return this.units.fetcher.fetch<T>(name, options);
+  }
+
+  /**
+   * Completes active jobs with `output`; a `{ id, retryCount }` ref completes only that attempt. With
+   * `includeQueued`, also jobs that have not started (created, retry). The options may also come third, with no
+   * output: `complete(name, ids, { includeQueued: true })`. A third argument with `includeQueued` as its only
+   * key and no fourth is read so; to store such an object as output, pass options after it (`{}` will do).
+   */
+  complete(name: string, ids: JobRef | JobRef[], output?: unknown, options?: CompleteOptions): Promise<ChangeResult> {
+    return this.units.jobs.complete(name, ids, output, options);
+  }
+
+  /** Fails jobs that have not finished: retried while retries remain, else failed. */
+  fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
+    return this.units.jobs.fail(name, ids, error);
+  }
+
+  /**
+   * Extends the heartbeat of active jobs by their `heartbeatSeconds` from now (not their lease); a
+   * `{ id, retryCount }` ref touches only that attempt. `ids` names the jobs still active.
+   */
+  touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
+    return this.units.jobs.touch(name, ids);
+  }
+
+  /** Cancels jobs that have not finished; a running handler's result is then discarded. */
+  cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.units.jobs.cancel(name, ids);
+  }
+
+  /** Brings cancelled jobs back to the queue. */
+  resume(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.units.jobs.resume(name, ids);
+  }
+
+  /**
+   * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
+   * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
+   */
+  retry(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.units.jobs.retry(name, ids);
+  }
+
+  /**
+   * Moves dead-lettered jobs of the dead-letter queue `name` (waiting or failed there) back to the queues
+   * they came from, as new jobs under those queues' settings. `ids` limits it to some jobs, `limit` caps
+   * how many move (default 1000), `sourceName` keeps to jobs that came from that queue, and `destination` moves
+   * them into that queue (under its settings) instead. Returns the new jobs' ids.
+   */
+  redrive(name: string, options?: RedriveOptions): Promise<RedriveResult> {
+    return this.units.redrive.redrive(name, options);
+  }
+
+  /**
+   * Changes the payload (`data`; undefined keeps it, null clears it) and the given send options of jobs that have
+   * not started (created, retry): the job `options.id`, or the waiting jobs of `options.singletonKey` (`match`:
+   * 'newest', the default, 'oldest' or 'all'). A job a worker has claimed is never changed. Returns the ids changed.
+   */
+  update<T = unknown>(spec: UpdateSpec<T>): Promise<UpdateResult>;
+  update<T = unknown>(name: JobName<T>, data?: NoInfer<T>, options?: UpdateOptions): Promise<UpdateResult>;
+  update(name: JobName<unknown> | UpdateSpec, data?: unknown, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.units.updates.update(name, data, options);
+  }
+
+  /**
+   * update() by `options.singletonKey`; when no job of the key waits, sends the job as send() would. Upserts of one
+   * key run one after the other. Returns the ids changed or inserted.
+   */
+  upsert<T = unknown>(spec: UpdateSpec<T, UpsertOptions>): Promise<UpsertResult>;
+  upsert<T = unknown>(name: JobName<T>, data: NoInfer<T> | undefined, options: UpsertOptions): Promise<UpsertResult>;
+  upsert(name: JobName<unknown> | UpdateSpec<unknown, UpsertOptions>, data?: unknown, options?: UpsertOptions): Promise<UpsertResult> {
+    return this.units.updates.upsert(name, data, options);
+  }
+
+  /** Deletes jobs in any state. */
+  deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
+    return this.units.jobs.deleteJob(name, ids);
+  }
+
+  /**
+   * The job with id `id` in queue `name`, in any state, with its metadata and its place among other jobs (policy,
+   * group, throttle slot, `blocked`, `blocking`); null when there is none.
+   */
+  getJobById<T = unknown>(name: string, id: string): Promise<JobDetails<T> | null> {
+    return this.units.dependencies.getJobById<T>(name, id);
+  }
+
+  /** The jobs a flow made job `id` of queue `name` wait for (its parents, in any state); null when there is no such job. */
+  getDependencies<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependencies<T>(name, id);
+  }
+
+  /** The jobs a flow made wait for job `id` of queue `name` (its children, in any state); null when there is no such job. */
+  getDependents<T = unknown>(name: string, id: string): Promise<JobWithMetadata<T>[] | null> {
+    return this.units.dependencies.getDependents<T>(name, id);
+  }
+
+  /**
+   * Makes one job of `data` in every queue subscribed to `event`, in one statement (all or none; in the caller's
+   * transaction with `options.db`), each under its own queue's settings and policy. Returns the jobs made, by queue
+   * name: none when no queue subscribes, and none for a queue whose policy or dedupe key refused its job.
+   */
+  publish(event: string, data?: unknown, options?: SendOptions): Promise<PublishedJob[]> {
+    return this.units.pubSub.publish(event, data, options);
+  }
+
+  /** Subscribes queue `queue` (which must exist) to `event`; true when new, false when it was subscribed already. */
+  subscribe(event: string, queue: string): Promise<boolean> {
+    return this.units.pubSub.subscribe(event, queue);
+  }
+
+  /** Ends the subscription of queue `queue` to `event`; true when there was one. */
+  unsubscribe(event: string, queue: string): Promise<boolean> {
+    return this.units.pubSub.unsubscribe(event, queue);
+  }
+
+  /** A page of queue `name`'s jobs, newest first, filtered by state and key; `next` is the cursor of the next page. */
+  findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
+    return this.units.finder.findJobs<T>(name, options);
+  }
+
+  /** Deletes the queue's waiting jobs (created, retry) in batches; flow children waiting for them fail or are cancelled. Returns how many. */
+  deleteQueuedJobs(name: string): Promise<number> {
+    return this.units.bulk.deleteQueuedJobs(name);
+  }
+
+  /** Deletes the queue's finished jobs in batches, but those retention also keeps (docs/guide.md, "Queues"). Returns how many. */
+  deleteStoredJobs(name: string): Promise<number> {
+    return this.units.bulk.deleteStoredJobs(name);
+  }
+
+  /** deleteQueuedJobs then deleteStoredJobs, for queue `name` or every queue; active jobs stay. Returns how many. */
+  deleteAllJobs(name?: string): Promise<number> {
+    return this.units.bulk.deleteAllJobs(name);
+  }
+
+  // ---- queues, schedules, loops ----
   /** Creates a queue; calling it again with the same options does nothing, with other options throws `QueueExistsError`. */
   createQueue(name: string, options?: QueueOptions): Promise<void> {
     return this.units.admin.createQueue(name, options);
@@ -276,7 +476,7 @@ export class PgQueue extends JobCalls {
 
   /**
    * Stops the loops and passes, lets the calls already made settle, and closes the pool if the queue made it; all
-   * within `shutdownTimeoutMs`. Calls made once it has begun reject with QUEUE_CLOSED (README, "Guarantees").
+   * within `shutdownTimeoutMs`. Calls made once it has begun reject with QUEUE_CLOSED (docs/guarantees.md, "Graceful shutdown").
    */
   close(): Promise<void> {
     return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs, true));
