@@ -68,6 +68,21 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - ${MAX_KEPT_ERRORS - 2} to last]')
       || jsonb_build_array(${e}))`;
 
+/**
+ * The SET list that sends row `j` back to retry or fails it for good, for a failed attempt (failJobs) and an expired
+ * lease (reapExpiredLeases) alike: one list, so the two cannot drift apart. `r`: the row that decides, with
+ * `retrying` (a retry is left and allowed), `delay` (seconds until that retry) and `error` (the error to record).
+ */
+export const RETRY_OR_FAIL = (s: string, r: string) => `state = CASE WHEN ${r}.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
+  retry_count = j.retry_count + ${r}.retrying::int,
+  start_after = CASE WHEN ${r}.retrying THEN now() + ${r}.delay * interval '1 second' ELSE j.start_after END,
+  completed_on = CASE WHEN ${r}.retrying THEN NULL ELSE now() END,
+  keep_until = CASE WHEN ${r}.retrying THEN ${RETRY_KEEP(`now() + ${r}.delay * interval '1 second'`)} ELSE ${KEEP_FAILED(s)} END,
+  lease_until = NULL,
+  heartbeat_until = NULL,
+  output = ${APPEND_ERROR(`${r}.error`)},
+  last_error = ${LAST_ERROR(`${r}.error`)}`;
+
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
   j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, j.trace_context, ${STAMP('j')}::text AS stamp`;

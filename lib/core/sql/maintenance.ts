@@ -1,13 +1,10 @@
 import {
   ACTIVE,
-  APPEND_ERROR,
-  LAST_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
-  KEEP_FAILED,
   ORPHAN_DESCENDANTS,
   RETRY_DELAY,
-  RETRY_KEEP,
+  RETRY_OR_FAIL,
   RETRY_SLOT_FREE,
   WAKE_PAYLOAD,
 } from './fragments.js';
@@ -40,19 +37,11 @@ WITH RECURSIVE expired AS MATERIALIZED (
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), reaped AS (
-  UPDATE ${s}.jobs j SET
-    state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
-    retry_count = j.retry_count + e.retrying::int,
-    start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
-    completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
-    keep_until = CASE WHEN e.retrying THEN ${RETRY_KEEP("now() + e.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
-    lease_until = NULL,
-    heartbeat_until = NULL,
-    output = ${APPEND_ERROR('e.error')},
-    last_error = ${LAST_ERROR('e.error')}
-  FROM expired e
-  WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
-  RETURNING ${FAILED_RETURNING}
+UPDATE ${s}.jobs j SET
+  ${RETRY_OR_FAIL(s, 'e')}
+FROM expired e
+WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
+RETURNING ${FAILED_RETURNING}
 ), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}
 -- a CTE is run once: per queue, one NOTIFY for what may run now (a failure may free a key) and one naming the delay
 -- of the earliest retry that waits

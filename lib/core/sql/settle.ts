@@ -1,17 +1,14 @@
 import {
   ACTIVE,
-  APPEND_ERROR,
-  LAST_ERROR,
   DEAD_LETTER,
   FAILED_RETURNING,
-  KEEP_FAILED,
   KEEP_FINISHED,
   NAMED,
   NO_CHILDREN,
   ORPHAN_DESCENDANTS,
   RELEASE_CHILDREN,
   RETRY_DELAY,
-  RETRY_KEEP,
+  RETRY_OR_FAIL,
   RETRY_SLOT_FREE,
   STAMP,
   STAMPED,
@@ -188,15 +185,7 @@ WITH${orphans ? ' RECURSIVE' : ''} f AS (
 )
 , failed AS (
 UPDATE ${t} j SET
-  state = CASE WHEN f.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
-  retry_count = j.retry_count + f.retrying::int,
-  start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
-  completed_on = CASE WHEN f.retrying THEN NULL ELSE now() END,
-  keep_until = CASE WHEN f.retrying THEN ${RETRY_KEEP("now() + f.delay * interval '1 second'")} ELSE ${KEEP_FAILED(s)} END,
-  lease_until = NULL,
-  heartbeat_until = NULL,
-  output = ${APPEND_ERROR('f.error')},
-  last_error = ${LAST_ERROR('f.error')}
+  ${RETRY_OR_FAIL(s, 'f')}
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING ${FAILED_RETURNING}

@@ -2047,26 +2047,26 @@ WITH RECURSIVE expired AS MATERIALIZED (
   LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), reaped AS (
-  UPDATE "pgqueue".jobs j SET
-    state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
-    retry_count = j.retry_count + e.retrying::int,
-    start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
-    completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
-    keep_until = CASE WHEN e.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
+UPDATE "pgqueue".jobs j SET
+  state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
+  retry_count = j.retry_count + e.retrying::int,
+  start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
+  completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
+  keep_until = CASE WHEN e.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
       ELSE greatest(j.keep_until, now() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
       ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
     FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
-    lease_until = NULL,
-    heartbeat_until = NULL,
-    output = jsonb_build_object(
+  lease_until = NULL,
+  heartbeat_until = NULL,
+  output = jsonb_build_object(
     'error', e.error,
     'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
-    last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
-  FROM expired e
-  WHERE j.queue = e.queue AND j.id = e.id AND j.state::text = 'active'
-  RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
+  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
+FROM expired e
+WHERE j.queue = e.queue AND j.id = e.id AND j.state::text = 'active'
+RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
   j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, j.trace_context, (extract(epoch FROM j.started_on) * 1000000)::bigint::text AS stamp
 ), dead_lettered AS (
   INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
