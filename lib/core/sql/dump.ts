@@ -39,7 +39,6 @@ const SPECIAL: Readonly<Record<string, () => string>> = {
       '-- a header (lib/core/migrate.ts: the package version, the versions from and to)',
     ),
   'notify.ts listen': () => notify.listen(CHANNEL),
-  'notify.ts unlisten': () => notify.unlisten(CHANNEL),
 };
 
 const HEADER = `-- Every SQL statement of lib/core/sql/, rendered for the schema ${SCHEMA}. Written by \`npm run sql:dump\`

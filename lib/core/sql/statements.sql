@@ -2670,9 +2670,6 @@ ROLLBACK TO SAVEPOINT pgqueue_migration
 -- notify.ts: listen
 LISTEN "pgqueue_pgqueue"
 
--- notify.ts: unlisten
-UNLISTEN "pgqueue_pgqueue"
-
 -- transaction.ts: beginDashboardRead
 BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = 1000; SELECT set_config('idle_in_transaction_session_timeout', '10s', true)
 WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWEEN interval '1 millisecond' AND interval '10 seconds'
