@@ -1,4 +1,6 @@
 // The engine and the command line run without Nest: a plain script, the `pgqueue` bin. Neither may import it.
+// And the house stays in rooms (docs/design.md, "The pieces"): lib/core's root holds the public face and its types
+// only, every other file a folder by role, and no file grows past what a reader takes in at one sitting.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,5 +20,18 @@ describe('layers', () => {
     expect(files.length).toBeGreaterThan(5);
     const offending = files.filter((file) => /from\s+['"]@nestjs\//.test(readFileSync(join(root, file), 'utf8')));
     expect(offending).toEqual([]);
+  });
+
+  it("lib/core's root keeps at most 12 files: the public face and its types", () => {
+    const files = readdirSync(join(root, 'lib/core')).filter((name) => !statSync(join(root, 'lib/core', name)).isDirectory());
+    expect(files.length).toBeLessThanOrEqual(12);
+  });
+
+  it('no source file in lib/ is over 400 lines, the facade (lib/core/pg-queue.ts) over 500', () => {
+    const limit = (file: string) => (file === join('lib', 'core', 'pg-queue.ts') ? 500 : 400);
+    const long = sources('lib')
+      .map((file) => ({ file, lines: readFileSync(join(root, file), 'utf8').split('\n').length - 1 }))
+      .filter(({ file, lines }) => lines > limit(file));
+    expect(long).toEqual([]);
   });
 });
