@@ -15,38 +15,17 @@ interface PgQueryable {
 
 /**
  * Session settings of the connections the engine opens itself (run when each connects):
- * - plan_cache_mode: a prepared statement is planned once per connection, for any values (a generic plan),
- *   and never again. Planning was the largest part of a small statement: 0.46 ms of a claim of 200 and 1.1 ms
- *   of its completion (EXPLAIN ANALYZE); a one-job claim took 0.75-0.84 ms planned for its values and
- *   0.49-0.55 ms with the generic plan (p50; docs/design.md, "Planning: what is prepared and what is planned
- *   on each run"). But a plan made once is often made while the jobs table is small, and kept until an
- *   ANALYZE replans it: a queue's table goes from empty to millions of rows and back. So only statements
- *   whose plan cannot depend on the table's size are prepared (planOnce in queues/router.ts: the claims, which
- *   walk the ready index and update by tid, and the inserts, which scan no jobs); test/core/claim.spec.ts
- *   plans them on an empty table, grows it, and checks what a run reads. Every other statement is unnamed:
- *   planned on each run for the table as it is then, and (this setting applies to unnamed statements too) for
- *   any values, so a statement must not leave to the planner what only the values decide (see READY in
- *   sql/claim.ts).
- * - enable_seqscan: a sequential scan in a plan made on a small table would read the whole table on every
- *   run once it has grown, and the claim's update by tid has no other plan to fall back to. Every
- *   statement of the engine reads jobs through an index or by tid (where a table has no other path,
- *   PostgreSQL still scans it).
- * - enable_bitmapscan: a table without statistics yet (a new queue's first burst: autovacuum has not
- *   analysed it) is estimated at a few rows, and the planner would read the whole backlog through a bitmap
- *   scan and sort it. A claim of 150 jobs from a 20,000-job backlog took 10.4-12.5 ms that way and
- *   1.3-2.0 ms walking the index (EXPLAIN ANALYZE, machine PG15). (The previous engine forced a plan per
- *   run for this reason; with bitmap scans off the generic claim walks the index as the custom one does.)
- * - jit: off. With sequential scans off, a plan that must read a whole small table (the queues, the workers
- *   registry) is costed at 10^10 and crosses jit_above_cost, and JIT compilation then took 140-370 ms of a
- *   registry heartbeat that runs in under a millisecond, and 1,860 ms of a 2 ms monitor pass (EXPLAIN ANALYZE,
- *   machine PG15; test/core/monitor.spec.ts "is never compiled"). No statement of the engine runs long enough
- *   for compiled code to pay back.
- * - default_transaction_isolation: every statement of the engine assumes READ COMMITTED (a limited claim
- *   counts what committed before it; key_strict_fifo's triggers look at a fresh snapshot), whatever the
- *   server's default is.
- * They go as startup options, added to those the connection string may carry (pg lets the string's own
- * `options` replace the config's). With `preparedStatements: false` (transaction-mode poolers, which
- * refuse or drop session settings) neither they nor prepared statements are used.
+ * - plan_cache_mode: generic plans, made for any values, unnamed statements' too (so none may leave to the planner
+ *   what only the values decide: READY in sql/claim.ts). A prepared statement is planned once per connection, so
+ *   only those whose plan cannot depend on the table's size are prepared (planOnce in queues/router.ts).
+ * - enable_seqscan, enable_bitmapscan: a plan made on a small or unanalysed table must not read the whole table
+ *   once it has grown; the claim's update by tid has no other plan to fall back to.
+ * - jit: no statement runs long enough to pay compilation back. default_transaction_isolation: READ COMMITTED,
+ *   which every statement assumes. Why each, and what it cost without: docs/design.md, "Planning: what is prepared
+ *   and what is planned on each run".
+ * They go as startup options, added to those the connection string may carry (pg lets the string's own `options`
+ * replace the config's). With `preparedStatements: false` (transaction-mode poolers) neither they nor prepared
+ * statements are used.
  */
 export const ENGINE_SESSION =
   '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c default_transaction_isolation=read\\ committed';
@@ -134,22 +113,12 @@ export function drizzlePool(db: object): pg.Pool {
 }
 
 /**
- * Checks a client out of the pool with an 'error' listener for as long as it is held. pg guards only idle
- * clients: a connection that dies between two statements of a held client (a server restart during a
- * transaction) would otherwise emit an unhandled 'error' and crash the process. The next query on it
- * fails instead, and is handled where it was sent; pg does not return a dead client to the pool.
- *
- * The listener goes on in pg-pool's connect callback, which runs in the same tick as the hand-over, never
- * after an await: pg-pool hands a client released by its previous holder to the next waiter while the
- * parser is still reading that client's socket, and when the same chunk carries the server's FATAL
- * (a terminated session: ReadyForQuery, then 57P01), the error is emitted before a promise's continuation
- * could attach anything. That crashed worker processes in the fault campaign
- * (test/reliability/campaign.spec.ts).
- *
- * `release` may be called more than once (pg-pool throws on a second call): only the first returns the
- * client, so no order of a failed COMMIT, a connection's error and a lease sweep can release it twice. A
- * client released with an error is discarded by the pool and keeps its listener: a late error of its
- * dying connection has nowhere else to go.
+ * Checks a client out of the pool with an 'error' listener for as long as it is held: pg guards only idle clients,
+ * and a connection that dies while held would otherwise crash the process with an unhandled 'error'. The listener
+ * goes on in pg-pool's connect callback, never after an await: a client handed over may already carry the server's
+ * FATAL, emitted before a promise's continuation runs (test/reliability/campaign.spec.ts). `release` returns the
+ * client once however often it is called; a client released with an error keeps its listener for its late errors.
+ * The whole story: docs/design.md, "A client held between statements".
  */
 export function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
   return new Promise((resolve, reject) => {

@@ -31,29 +31,12 @@ const READY = (s: string, due = DUE_NOW) => `j.queue = $1 AND j.state < 'active'
  * The claims read statement_timestamp(), not now(): a limited claim runs in a transaction that first
  * waits for the queue's lock, and now() would be the time that wait began.
  *
- * `next` carries each row's ctid (`tid`) and partition (`rel`) from the pick that locked it, and the update
- * fetches the rows by those (a Tid Scan over the array) instead of probing the primary key again: a locked
- * row cannot move. The claim of 200 rows took 3.3 ms this way against 7.8 ms through the key (bench in
- * the commit message). The update names no queue on purpose. Statements are planned once (generic plans,
- * db.ts), often while the table is small: given `j.queue = $1`, such a plan scanned every row of the queue
- * through the primary key on each claim (3.4 ms per one-job claim with 20,000 rows, growing with the
- * history) until an ANALYZE replanned it. With the tids as an array and no key, a Tid Scan is the only
- * plan (the engine's sessions turn seq scans off). All the picked rows live in one partition (the queue's);
- * a tid names a row only within a partition, so the update keeps to `rel`, the partition the pick read.
- * `t` is that partition when the engine runs the claim (QueueRouter.statementsForQueue), so no other is planned or
- * looked at; on `jobs`, each other partition would look up the tids that fall within its size and drop them.
- * A row that another transaction changed and committed after this statement's snapshot is locked in its
- * newer version, which the update cannot see at the old ctid: that row is left out of this claim (never
- * claimed twice, never lost) and stays ready for the next one.
- *
- * A claim commits without waiting for its WAL to reach disk (synchronous_commit off for its transaction
- * only). Under a steady load of one-at-a-time sends that wait was most of a claim: 4.0-6.2 ms against
- * 0.8-1.0 ms p50 for a one-job claim (docs/design.md, "The claim: one statement"). A server crash may then
- * forget a claim whose handler already runs: the job is back where it was, to run again (at least once, as
- * after a worker's crash), and the same worker may claim it again with the same claim_count. The fence's
- * stamp (STAMPED in fragments.ts: started_on) tells the two attempts apart, so the old handler's result is
- * refused. Any durable commit that follows (a completion, a failure) flushes the WAL up to itself, claim
- * included.
+ * The update fetches the picked rows by the ctid (`tid`) and partition (`rel`) the pick locked them in (a Tid
+ * Scan) and names no queue: a locked row cannot move, and a plan made once while the table was small cannot read
+ * the queue's rows. A row changed and committed after this statement's snapshot is left out of the claim (never
+ * claimed twice, never lost). A worker's claim commits without waiting for its WAL flush (`asyncCommit`); one that
+ * a server crash forgot is told apart from its next claim by the fence's stamp (STAMPED in fragments.ts).
+ * Why, and what each costs: docs/design.md, "The claim: one statement".
  */
 const CLAIM_UPDATE = (s: string, t: string, asyncCommit: string, extra = '') => `
 UPDATE ${t} j SET
@@ -143,20 +126,11 @@ WITH candidates AS MATERIALIZED (
  * The claim for key_strict_fifo queues: jobs of one key run strictly one after another, in the order they
  * were sent. Priority orders work across keys; the priority filters apply to the head and cannot skip it.
  *
- * It walks jobs_fifo_ready_idx in claim order: the ready jobs not marked as waiting behind an earlier job of
- * their key (fifo_wait, kept by the insert and by triggers, migration 2). A key's queued backlog stays out of
- * that index, so the walk meets about one job per key, and its cost follows the batch, not the number of keys
- * nor the length of their backlogs. The marks only ever hide jobs that cannot be their key's head, and each
- * job the walk meets is still checked with FIFO_HEAD's two index probes; so every rule holds even where a
- * job is left unmarked that could have been marked (e.g. two inserts racing on a new key): such a job is
- * passed over here at the cost of its probes. The walk has no cap (it stops at the batch or at the end of the
- * ready jobs): a cap would let such jobs, ahead in claim order, hold other keys' heads back.
- *
- * The pick is a MATERIALIZED CTE for the reason claimJobs gives (Oban's warning).
- *
- * benchmark (bench/claim-fetch.mjs --rows 1000000, 200 keys × 5,000 jobs sent key after key, batch 10, median
- * of 3 runs): 12.15 ms (14.0× a standard claim) with the previous window of 16 × batch ready rows and its pass
- * key by key, 1.63 ms (1.4×) walking this index; every shape of issue 4 is at most 2.0×: bench/RESULTS-claim.md.
+ * It walks jobs_fifo_ready_idx in claim order: the ready jobs not marked as waiting behind an earlier job of their
+ * key (fifo_wait, migration 2), so it meets about one job per key however long the backlogs. Each job it meets is
+ * still checked by FIFO_HEAD's two probes, so a job left unmarked (two inserts racing on a new key) costs only its
+ * probes; the walk has no cap, which would let such jobs hold other keys' heads back. The pick is a MATERIALIZED
+ * CTE for the reason claimJobs gives (Oban's warning). Its cost by queue shape: docs/design.md, "Policies".
  *
  * $1 queue, $2 how many, $3 worker id, $4 min priority (null: none), $5 max priority (null: none),
  * $6 commit without waiting for the flush (a worker's claim; see CLAIM_UPDATE)
@@ -184,24 +158,19 @@ const FETCH_EARLIER = `e.start_after < 'infinity' AND e.blocked_by = 0 AND ($7::
  * The claims of fetch() with options (FetchOptions.ignoreStartAfter, priority: false); a worker never sends them.
  * Each is its worker claim (claimJobs, claimJobsOnePerKey, claimJobsKeyFifo) with DUE_FETCH for when a job is due
  * and, in the ...ByDue ones, BY_DUE for the order; the policies' checks, the pause and the limits (claimJobs in
- * worker/claim.ts) are theirs. Statements of their own so that the workers' claims keep their text and plans.
- *
- * The ...ByDue claims cannot walk jobs_ready_idx in their order (it leads with priority): they read every ready
- * job of the queue (within the priority filters) to find the soonest, a cost that grows with the backlog: one
- * fetch of 1 or 10 from 100,000 ready jobs, 40-110 ms (p50, over runs on a shared machine) against 1-8 ms for a
- * plain fetch or ignoreStartAfter alone, and more under singleton and stately (fetchJobsOnePerKeyByDue); see
- * bench/fetch-options.mjs. An index in that order would cost every send and every claim its upkeep.
+ * worker/intake/claim.ts) are theirs. Statements of their own so that the workers' claims keep their text and plans.
+ * The ...ByDue claims read every ready job of the queue, since no index holds them in due order: their cost follows
+ * the backlog (docs/design.md, "fetch() with options").
  *
  * $1-$6 as claimJobs, $7 ignoreStartAfter (boolean)
  */
 export const fetchJobs = (s: string, t = `${s}.jobs`) => `${PICK_NEXT(s, t, '', DUE_FETCH)}${CLAIM_UPDATE(s, t, '$6')}`;
 
 /**
- * fetchJobs in due-time order (priority: false). No index holds the ready jobs in this order, so the pick sorts
- * them all; a pick that locks as it goes (PICK_NEXT) cannot bound that sort, since a row it skips as locked would
- * leave it short, and a sort of 100,000 rows spilt to disk: 130-225 ms a fetch, measured (bench/fetch-options.mjs).
- * So the soonest 4 × batch are chosen first without locks (a bounded top-N sort in memory), then locked, skipping
- * those another claimer holds: under contention a fetch may get fewer than its batch, as claimJobsOnePerKey may.
+ * fetchJobs in due-time order (priority: false). The soonest 4 × batch are chosen first without locks (a bounded
+ * top-N sort in memory), then locked, skipping those another claimer holds: a pick that locks as it goes
+ * (PICK_NEXT) cannot bound its sort, since a row it skips as locked would leave it short. Under contention a fetch
+ * may then get fewer than its batch, as claimJobsOnePerKey may (docs/design.md, "fetch() with options").
  */
 export const fetchJobsByDue = (s: string, t = `${s}.jobs`) => `
 WITH soonest AS MATERIALIZED (
@@ -226,9 +195,8 @@ export const fetchJobsOnePerKey = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s,
 
 /**
  * fetchJobsOnePerKey in due-time order (priority: false). Its pick tests each ready row for an active job of its
- * key before the sort, so its cost follows the backlog times the queue's active jobs: with 100,000 ready jobs,
- * 0.2-0.26 s a fetch beside ~30 active ones, 0.8-1.4 s beside ~330 (p50; bench/fetch-options.mjs). Reading the held
- * keys once and matching them by hash was no faster: a generic plan matched them by nested loop all the same.
+ * key before the sort, so its cost follows the backlog times the queue's active jobs (docs/design.md, "fetch() with
+ * options").
  */
 export const fetchJobsOnePerKeyByDue = (s: string, t = `${s}.jobs`) => ONE_PER_KEY(s, t, DUE_FETCH, BY_DUE);
 

@@ -6,23 +6,13 @@ const DUE_PRIORITIES = 32;
 
 /**
  * In how many milliseconds (from this statement, on the database's clock) queue $1 next has a job that may
- * become claimable without anyone announcing it: its earliest waiting job that is not due yet (deferred, or
- * backing off before a retry), and for a rate-limited queue whose latest window is full, the window's end.
- * Null when neither exists. Also `read_at`, this statement's time (microseconds since the epoch, as text), which
- * the worker hands back as $2 at its next read. A worker reads it when it is about to sleep and sets a timer
- * (DueClock in worker/due-clock.ts).
+ * become claimable without anyone announcing it: its earliest waiting job not due yet, and for a rate-limited
+ * queue whose latest window is full, the window's end (null: neither). Also `read_at`, this statement's time
+ * (microseconds since the epoch, as text), which the worker hands back as $2 at its next read (DueClock).
  *
- * The read follows the worker's claim, and a job may become due between the two: too late for the claim, and
- * no longer ahead of the read. So the read looks for jobs due after its previous read ($2; null: the first read,
- * which looks at every waiting job), which came before the claim, and reports those already due as due now (zero
- * or less), as it does a window that ended since. No clock of the worker's is compared with the database's. A job
- * held back by its policy, which is due and unclaimed, is reported so by the one read that follows the one
- * before which it became due, and never again.
- *
- * jobs_ready_idx orders waiting jobs by priority first, so the earliest due time over all priorities is not at
- * one end of it: the statement walks the distinct priorities (a loose index scan, one probe each) and seeks the
- * first job after the previous read within each (one probe each). A flow child waiting for its parents
- * (start_after = infinity) is not due at any time.
+ * It looks for jobs due after the previous read ($2; null: any), which came before the worker's claim, and reports
+ * one already due as due now: a job that became due between claim and read is not missed. It walks the distinct
+ * priorities of jobs_ready_idx (a loose index scan), two probes each: docs/design.md, "Due times: the loop's timer".
  */
 export const nextDue = (s: string, t = `${s}.jobs`) => `
 WITH RECURSIVE bound AS (

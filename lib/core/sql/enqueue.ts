@@ -5,26 +5,18 @@ import { insertStatement } from './insert-jobs.js';
  * inherits the queue's setting, so the queue's row is read in the same statement that inserts, and an
  * unknown queue inserts nothing. The queue's policy is copied onto each job, where the partial unique
  * indexes enforce it: a job that would break the policy, a dedupe key or a throttle slot is skipped
- * (ON CONFLICT DO NOTHING), never an error. The NOTIFY comes from the statement trigger on `jobs`.
+ * (ON CONFLICT DO NOTHING), never an error. The NOTIFY comes from the statement trigger on `jobs`. A throttled
+ * job occupies the time slot floor(now / seconds) + slot_offset; one sent into the next slot (offset 1) starts then.
  *
- * A throttled job occupies the time slot floor(now / seconds) + slot_offset; a debounced job sent into the
- * next slot (offset 1) starts when that slot begins.
- *
- * $1 queue, $2 data: one jsonb array, an element per job (JSON null: no data), $3 priority int[], $4 start_at timestamptz[], $5 start_in int[],
- * $6 singleton_key text[], $7 retry_limit int[], $8 retry_delay int[], $9 retry_backoff bool[],
- * $10 retry_delay_max int[], $11 expire_seconds int[], $12 heartbeat_seconds int[],
- * $13 delete_after_seconds int[], $14 retention_seconds int[], $15 dead_letter text[], $16 dedupe_key text[],
- * $17 throttle seconds int[], $18 slot offset int[], $19 group id text[], $20 group tier text[],
- * $21 blocked_by int[] (flow: parents not completed; such a job waits with start_after = infinity),
- * $22 on_parent_failure text[]. Every array but $2 and $18 may be null when all its entries are: unnest pads
- * it with nulls. $23 trace_context text: the sender's trace context, one for every job of the insert (tracing.ts).
+ * $1 queue, $2 data (one jsonb array, an element per job), $3-$22 one array per column in insertArgs' order (null
+ * when no job sets it: unnest pads it), $23 the sender's trace context (tracing.ts).
  */
 export const insertJobs = (s: string) => insertStatement(s, true, false);
 
 /**
  * The same insert without ON CONFLICT, for a batch none of whose jobs can meet a unique index: a queue whose
- * policy constrains no queued job (standard, singleton, key_strict_fifo), and no dedupeKey or throttle slot.
- * The conflict check costs about a quarter of an insert of 1,000 jobs.
+ * policy constrains no queued job (standard, singleton, key_strict_fifo), and no dedupeKey or throttle slot: the
+ * conflict check is a large part of a bulk insert's cost (docs/design.md, "Policies").
  */
 export const insertJobsUnchecked = (s: string) => insertStatement(s, false, false);
 

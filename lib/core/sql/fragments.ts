@@ -213,15 +213,10 @@ export const NO_CHILDREN = (s: string) =>
  * The attempts a statement names, as relation `u`: queue $1 as column `queue`, and the columns `columns` of the
  * arrays `arrays` (unnest). Statements join it to the jobs by `j.queue = u.queue AND j.id = u.id`, and test
  * state with ACTIVE, so that the only plan that does not read the whole table is one probe of the primary key
- * per attempt, whatever the statistics say.
- *
- * Written as `j.queue = $1`, the queue is a condition on the jobs alone: where the statistics make the queue
- * look small, the planner reads all of it (or, with the state tested as `j.state = 'active'`, all its active
- * jobs) and hashes the attempts against it. Completing 50 of 15,000 active jobs: a queue analysed while it
- * held one job, 24-42 ms; a queue analysed during a quiet spell, 17 ms, and a table never analysed, 18-34 ms
- * (both through the state test); against 1.4-2.2 ms by probes in every case (docs/design.md, "Statements that
- * name their jobs"; test/core/settle.spec.ts "plans"). The subquery is kept whole (OFFSET 0), so the planner
- * does not see that u.queue is $1.
+ * per attempt, whatever the statistics say. Written as `j.queue = $1`, the queue is a condition on the jobs alone,
+ * and where the statistics make it look small the planner reads all of it and hashes the attempts against it; so
+ * the subquery is kept whole (OFFSET 0) and the planner does not see that u.queue is $1 (docs/design.md,
+ * "Statements that name their jobs"; test/core/settle.spec.ts "plans").
  */
 export const NAMED = (columns: string, arrays: string) =>
   `(SELECT $1::text AS queue, a.* FROM unnest(${arrays}) AS a(${columns}) OFFSET 0) u`;
@@ -269,7 +264,7 @@ export const LIVE_WORKER = (w: string) => `${w}.heartbeat_on >= now() - interval
  * Each is written `coalesce((SELECT false … LIMIT 1), true)`: a scalar subquery is never turned into a join,
  * so it stays one index probe per job the walk meets (as NOT EXISTS, a plan may read the whole blocking index
  * once per claim instead), and the planner counts the test as passing half the rows. Written `(…) IS NULL`,
- * it counts 0.5% of them, prices the walk at millions, and JIT-compiles the claim: 450 ms a claim, measured.
+ * it counts 0.5% of them and prices the walk at millions (enough for JIT to compile the claim where it is on).
  */
 export const FIFO_HEAD = (t: string, c: string, earlier = 'e.start_after <= statement_timestamp()') => `coalesce((
       SELECT false FROM ${t} b

@@ -23,7 +23,7 @@ const SIBLING_START = `min(coalesce(i.start_at, now() + coalesce(i.start_in, 0) 
  * may run no later than it, so that the claim never walks it while that job stays. The others go in as 0, and
  * the insert trigger marks those that wait behind a job stored before (jobs_fifo_mark_wait): so a backlog sent at
  * once costs one trigger call per key, not per job. A job waiting for parents starts at infinity: never marked.
- * Only the keyed statements compute it (see insertJobsKeyed); the window cost a one-job send 0.08 ms (+17%).
+ * Only the keyed statements compute it (see insertJobsKeyed): the window would cost every other send for nothing.
  */
 const FIFO_WAIT = `CASE WHEN x.policy = 'key_strict_fifo' AND x.blocked_by = 0
       AND x.sibling_start <= greatest(coalesce(x.slot_start, x.start_after), now()) THEN 1 ELSE 0 END`;

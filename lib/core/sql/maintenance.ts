@@ -57,9 +57,9 @@ FROM reaped r`;
 /**
  * Settings for the rest of a maintenance or monitor transaction. A statement timeout: a batch or count that cannot
  * finish in time (a lock it waits for, a plan gone wrong) is cancelled and its transaction rolled back, and the
- * next pass starts again. And no JIT, also on a pool handed in (the engine's own sessions have it off: ENGINE_SESSION
- * in db.ts, which says why): compiling took 1,860 ms of a monitor pass whose execution took 2 ms (EXPLAIN ANALYZE
- * of monitorQueues over 20 queues; test/core/monitor.spec.ts "is never compiled"). $1 statement timeout in ms
+ * next pass starts again. And no JIT, also on a pool handed in (the engine's own sessions have it off:
+ * ENGINE_SESSION in db.ts; docs/design.md, "Planning: what is prepared and what is planned on each run").
+ * $1 statement timeout in ms
  */
 export const setPassSettings = (_s: string) => `SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off', true)`;
 

@@ -12,17 +12,10 @@ const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
 /**
  * One pass of the monitor over the queues named in $1 (null: all): counts each queue's jobs and caches the counts on
  * its row (counted_on = now). With $2 (persistQueueStats) it also records, on the row and as a snapshot in
- * queue_stats, what happened in the window since the previous pass: jobs created, completed and failed for good,
- * and histograms of how long the jobs that finished in it waited (claim minus the later of creation and
- * startAfter) and ran (finish minus claim). The window ends 10 seconds ago, so that a transaction stamped inside it
- * has, in all likelihood, committed; it starts where the previous one ended, unless that is more than two hours (or
- * two intervals, $3 seconds each) ago, or none was recorded: the window then starts now, and its deltas are 0 and
- * its histograms null. $2 false (the scheduled pass without persistQueueStats) clears the deltas on the row, so
- * that none from an earlier setting is read as the last pass's; $2 null (a recount) leaves them. Returns each
- * queue's counts.
- *
- * Counted from the rows the table holds: a job deleted before a pass (removeOnComplete, a deleteAfterSeconds
- * shorter than the interval) is missing from its deltas and histograms.
+ * queue_stats, the window since the previous pass: jobs created, completed and failed for good, and histograms of
+ * their wait and run times. The window ends 10 seconds ago, so that what was stamped inside it has in all likelihood
+ * committed; $2 false clears the deltas, $2 null (a recount) leaves them. How the window is bounded, and what it
+ * misses: docs/design.md, "Maintenance". Returns each queue's counts.
  *
  * $1 queue names text[] or null, $2 persist boolean or null, $3 monitor interval in seconds
  */

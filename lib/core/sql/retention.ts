@@ -13,16 +13,9 @@ import {
 /**
  * Deletes up to $1 finished jobs (completed, cancelled, failed) whose keep_until has passed, oldest first, through
  * jobs_finished_keep_idx (migration 5). Rows another transaction holds are skipped (SKIP LOCKED): a batch never
- * waits for a worker, an operator or another instance's pass. Kept however old, while something depends on them:
- * - a throttled job until its slot ends (slot_until): its row holds the slot, and a send into a slot whose row is
- *   gone would start a second job in it;
- * - a key_strict_fifo job that failed while jobs of its key still wait: it blocks the key (the waiting jobs run
- *   only once it is retried or deleted by hand), and its deletion would release them unseen;
- * - a flow parent while a child still waits or runs; and one that did not complete (failed, cancelled: an operator
- *   may retry or resume it) while a child cancelled before its release still counts parents, since resuming that
- *   child makes it wait for them again. A completed parent has counted down every child already.
- * A deleted job's links to its children go with it (job_deps is keyed by the parent); links from its parents go
- * when they are deleted.
+ * waits for a worker, an operator or another instance's pass. A job something still depends on is kept however old
+ * (NO_LONGER_NEEDED: a throttle slot, a failed key_strict_fifo job holding its key, a flow parent), and a deleted
+ * job's links to its children go with it (docs/design.md, "Maintenance").
  *
  * $1 most jobs per batch
  */
@@ -44,16 +37,9 @@ SELECT count(*)::int AS deleted FROM gone`;
  * down the flow children that waited for it. A job waiting for its flow parents has keep_until infinity until they
  * complete. Rows held elsewhere are skipped (a claim taking one now wins; the next walk sees it again).
  *
- * A walk, not a search: an index on the keep_until of waiting jobs would find them at once, but it cost bulk
- * inserts 10% of their throughput (migration 5), and one statement that reads every waiting job runs into its
- * timeout once they are millions. Each statement reads a bounded slice and returns where the next one starts
- * (null: the walk reached the end and starts again), so a pass walks as much of the table as its time allows, and
- * a job is expired within the passes one walk of the table takes.
- *
- * A key_strict_fifo job expires only as the head of its key, as the claim sees it (FIFO_HEAD: nothing of the key in
- * retry, active or failed; no earlier job of the key due), and one per key per statement: it fails and then blocks
- * its key, as a failure would. The jobs behind it wait for an operator, as behind any failure of their key, and do
- * not expire while they wait.
+ * A walk of bounded slices, not a search: an index of waiting jobs by keep_until would cost every insert, and one
+ * statement over every waiting job would run into its timeout. A key_strict_fifo job expires only as its key's head
+ * (FIFO_HEAD), one per key per statement, and then blocks its key as a failure would (docs/design.md, "Maintenance").
  *
  * $1 jobs to walk, $2 cursor queue, $3 cursor id ('' and 0 to start). Returns one row: the expired jobs (a JSON
  * array of { id, queue }), how many jobs were walked, and the last one.

@@ -88,7 +88,7 @@ const REMOVED = (s: string, t: string, stamps: string, states = ACTIVE) => `remo
 
 /**
  * completeJobs without the release of children, whose update names `jobs` and so is planned with every
- * partition (29-59 ms with 100 of them: docs/design.md, "Partitions: statements name the queue's table"): for
+ * partition (docs/design.md, "Partitions: statements name the queue's table"): for
  * complete() by hand, which runs completeJobs for what this one leaves (flow parents, NO_CHILDREN).
  * Parameters $1-$6 of completeJobs, $7 the stamps, and $8 its $9 (WAKE_HOLDING).
  */
@@ -123,10 +123,9 @@ export const completeQueuedNonParentJobs = (s: string, t = `${s}.jobs`) => COMPL
 
 /**
  * completeJobs for attempts of jobs that no other job waits for and that their claim found kept on completion
- * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children:
- * planning a completion of 50 took 0.93 of its 2.45 ms with it, and 0.28 of 1.47 ms without it (docs/design.md,
- * "Settling: one statement per batch, three kinds of completion"). Parameters $1-$6 of completeJobs, $7 the
- * stamps, and $8 its $9 (WAKE_HOLDING).
+ * (ClaimedRow.parent, ClaimedRow.remove): the same fenced update without the flow's release of children, whose
+ * planning costs every completion (docs/design.md, "Settling: one statement per batch, three kinds of completion").
+ * Parameters $1-$6 of completeJobs, $7 the stamps, and $8 its $9 (WAKE_HOLDING).
  */
 export const completeLeafJobs = (s: string, t = `${s}.jobs`) => `${COMPLETE(t, '$7', NO_CHILDREN(s))}
 )
@@ -146,14 +145,10 @@ RETURNING j.id, j.claim_count, ${STAMP('j')}::text AS stamp
 SELECT removed.id::text, removed.claim_count, removed.stamp, ${WAKE_HOLDING('$8')} FROM removed`;
 
 /**
- * Fails attempts: back to `retry` (after the delay) while retries remain and the error allows it, else
- * `failed`. Each attempt's error is appended to output.errors; output.error is the latest.
- *
- * Delay: an error's retryAfterSeconds wins, else RETRY_DELAY.
- *
- * A job that fails for good is copied into its dead-letter queue in the same statement. A retry wakes
- * the queue's idle workers with a NOTIFY: one for the retries that may run now, one naming when the earliest of
- * the others becomes due.
+ * Fails attempts: back to `retry` (after an error's retryAfterSeconds, else RETRY_DELAY) while retries remain and
+ * the error allows it, else `failed`, copied into its dead-letter queue in the same statement. Each attempt's error
+ * is appended to output.errors; output.error is the latest. A retry wakes the queue's idle workers: one NOTIFY for
+ * the retries that may run now, one naming when the earliest of the others becomes due.
  *
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any), $4 errors jsonb[], $5 permanent boolean[],
  * $6 retry-after seconds int[], $7 worker id (null: any holder), $8 claim counts int[] (null entry: any),

@@ -7,29 +7,14 @@ const NEW_START = `CASE WHEN 'startAfter' = ANY ($4::text[])
 
 /**
  * update()/upsert(): changes the payload and options of waiting jobs (created, retry) of queue $1, in one
- * statement. The jobs are found and locked first (FOR NO KEY UPDATE, waiting on a row another transaction holds):
- * a claim that holds a row has made it active by the time this sees it again, and PostgreSQL re-checks the
- * state on the row's newest version before locking it, so a job that started is never changed. With a limit of
- * one (newest, oldest), the next waiting job of the key is taken instead of one that started meanwhile.
- *
- * Only the fields named in $4 change, each to what send() would have stored: a null retryDelayMax or
- * heartbeatSeconds takes the queue's, `retryLimit` counts from the job's retry budget (retry_base, migration 11).
- * start_after moves and keep_until moves with it (keep_until − start_after is a waiting job's retention, as the
- * insert sets them), or is counted again from the start when retentionSeconds is given. A job waiting for its
- * flow parents gets both set when they complete (RELEASE_CHILDREN), so a change of either is refused: nothing
- * changes and its rows come back with `blocked` true.
- *
- * key_strict_fifo marks (fifo_wait) are kept by the triggers of migration 2, which see a start moved later or
- * earlier as they see any other update. A change of startAfter wakes the queue's workers as resume does (unless
- * the queue was made with notify: false, as for its inserts): one NOTIFY for the jobs that may run now, one naming
- * the delay of the earliest that waits (a sleeping worker then sets its timer by it), and on a key_strict_fifo
- * queue one for now, since a key's head moved later lets the next job of its key lead at once. A group (id, tier) changes as one field: a job's group only counts once
- * it is active, so a waiting job may change it.
+ * statement, never a job that started: the jobs are locked first (FOR NO KEY UPDATE), and PostgreSQL checks the
+ * state again on a row's newest version before it locks it. Only the fields named in $4 change, each to what send()
+ * would have stored; keep_until moves with start_after. A job waiting for its flow parents refuses a change of
+ * either (its rows come back `blocked`), and a change of startAfter wakes the queue's workers as resume does
+ * (docs/design.md, "Changing a waiting job: update() and upsert()").
  *
  * $1 queue, $2 id bigint (by id) or singleton key text (by key), $3 channel, $4 the fields given text[],
- * $5 data jsonb (JSON null: no data), $6 priority, $7 start_at timestamptz, $8 start_in int (seconds from now),
- * $9 retry_limit, $10 retry_delay, $11 retry_backoff, $12 retry_delay_max, $13 expire_seconds, $14 heartbeat_seconds,
- * $15 delete_after_seconds, $16 retention_seconds, $17 dead_letter, $18 group id, $19 group tier
+ * $5-$19 their values in updateArgs' order (UpdateValues; $5 data: JSON null for no data)
  */
 
 const updateStatement = (s: string, t: string, find: string) => `

@@ -1,6 +1,6 @@
 // The lease clock: the time side of a worker's running attempts. One timer cuts off handlers that outlive
 // their lease; one more keeps the leases of those with a heartbeat alive, for all of them in one statement.
-// A timer per job cost about 1 µs and an allocation per job, so there is one of each per worker.
+// A timer per job would cost an allocation per job, so there is one of each per worker.
 import type { Executor } from '../runtime/db.js';
 import { heartbeatArgs, type Statements } from '../sql/index.js';
 import { attemptKey, type Attempt, type Attempts } from './attempt/attempt.js';

@@ -1,15 +1,9 @@
-// Which loops' handlers a call comes from, at no cost per job. A loop stopping waits for its handlers to return; a
-// handler that awaits the stop of its own loop (offWork, stopWorking, stopWorkers) would wait for itself. Each loop
-// runs its handlers from an async function named after the loop (loopFrame), and a stop call reads the function
-// names on its stack (callingFrames): V8's async stack traces follow the awaits from the handler's code up to that
-// function, which awaits the handler (an async function that returns a promise without awaiting it drops out of
-// the trace, but the chain goes on to what awaits it; test/unit/loop-frame.spec.ts). Nothing is set or kept per
-// job: the stack is read only by a stop call. (An AsyncLocalStorage scope around each handler would say the same
-// for any code, but on Node 20 its promise hook cost 10% of the worker's CPU per job: bench/drain-cpu.mjs.)
-// A handler may also name a frame of its own (HANDLER_FRAME, `Class.method`): Nest's pipeline calls the method from
-// RxJS, through which the async stack does not lead, but it does lead to the method's frame.
-// A call the stack does not lead back from (a callback of a timer or an emitter the handler awaits through a
-// promise made by hand, or a handler that began the call without awaiting it) is not seen as the handler's.
+// Which loops' handlers a call comes from, at no cost per job: a handler that awaits the stop of its own loop
+// (offWork, stopWorking, stopWorkers) would wait for itself. Each loop runs its handlers from an async function
+// named after the loop (loopFrame), and a stop call reads the function names on its stack (callingFrames): V8's
+// async stack traces follow the awaits up to that function. Nothing is set per job; a handler may name a frame of
+// its own (HANDLER_FRAME) where the stack does not lead back (Nest's pipeline, through RxJS).
+// Why, what it costs, and what it misses: docs/design.md, "A stop called from a handler".
 
 const PREFIX = 'pgqueue loop ';
 

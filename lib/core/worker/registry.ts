@@ -4,13 +4,9 @@
 // stops and is held is recorded in loop-table.ts, and the LISTEN connection that wakes the loops is
 // wake-listener.ts.
 //
-// These calls may come from a handler (offWork from inside a job of the queue it stops). A drain waits for every
-// handler of its loop, so a handler waiting for a drain may wait for itself (its own loop), or for a handler that
-// waits for it (two loops stopping each other), until the shutdown timeout, its job then handed back. So a call
-// made from a handler (loop-frame.ts finds one of this engine's loops on its stack) waits for no drain: the loops
-// it stops claim no more from then on and drain in the background, and close() waits for every drain. And no call
-// waits for a drain inside the one-at-a-time section, so that a handler's call never queues behind a drain that
-// waits for that handler.
+// These calls may come from a handler, and a drain waits for its loop's handlers: so a call made from a handler
+// (loop-frame.ts finds one of this engine's loops on its stack) waits for no drain, and no call waits for a drain
+// inside the one-at-a-time section; close() waits for every drain. Why: docs/design.md, "A stop called from a handler".
 import { checkedHandler, jobNameOf, type JobName } from '../job-definition.js';
 import { InvalidOptionError, QueueError } from '../errors.js';
 import { LoopTable } from './loop-table.js';
