@@ -41,18 +41,9 @@ const KEYS = new Set(['timeoutMs', 'throwOnFailure']);
  * Runs every job of queue `name` that is due now through this process's worker loops (those of `@QueueHandler` or
  * `work()`), and resolves once the queue has no job due and none active. It claims nothing itself: it wakes the
  * queue's loops and waits, so each job runs as in production (the Nest pipeline, the queue's policy, fencing,
- * retries). Jobs that become due meanwhile run too: a retry due at once, a job a handler sends to the same queue.
- * A job waiting for a later `startAfter` is not run (see `deferred`), nor is a retry waiting for its delay (see
- * `retrying`). A job that fails is in `failed`; with `throwOnFailure`, drain throws JobsFailedError instead.
- *
- * Loops held stopped (the module option `startWorkers: false`, or stopWorking) are started for the drain and held
- * again after it: with them, jobs run only when a test drains their queue, and the result lists every job the drain
- * ran. Loops that run on their own may have run a job before drain() was called; the result holds only the outcomes
- * written while it ran. Jobs that another process's loops settle meanwhile are waited for, not listed.
- *
- * Throws NoWorkerError when no loop of this process works the queue (or it is paused), and WaitTimeoutError, saying
- * what was left, when the queue has not run dry after `timeoutMs` (held loops are then held again once the handlers
- * still running have returned, or `shutdownTimeoutMs` has passed).
+ * retries). Loops held stopped (`startWorkers: false`, stopWorking) are started for the drain and held again after.
+ * Throws NoWorkerError, WaitTimeoutError after `timeoutMs`, and with `throwOnFailure` JobsFailedError.
+ * What it runs, lists and leaves: docs/testing.md, "Running the jobs".
  */
 export async function drain(queue: PgQueue, name: JobName, options: DrainOptions = {}): Promise<DrainResult> {
   const queueName = queueOf(name);

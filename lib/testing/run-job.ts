@@ -36,17 +36,11 @@ const ENDS = new Set(['completed', 'failed', 'cancelled']);
 
 /**
  * Sends one job with `data` to queue `name` (a name or a `defineJob()` job) and waits until the handler this process
- * registered for the queue (`@QueueHandler` or `work()`) has run it: the job goes through the same path as any
- * other (the schema of a typed job, the claim, the Nest pipeline's guards and interceptors, the settle). Resolves
- * with its end: `completed` with the handler's output, `failed` with the error (a guard's refusal is one), or
- * `cancelled`; it does not throw for a failed job. The handler runs once: the job is sent with `retryLimit: 0`
- * unless `options.send` says otherwise.
- *
- * Loops held stopped (`startWorkers: false`, stopWorking) are started for the run and held again after, as drain()
- * does; the queue's other due jobs may then run too. Throws what send() throws (a payload the schema refuses),
- * NoWorkerError when no loop of this process works the queue (or it is paused), JobNotSentError when the queue's
- * policy suppressed the job, and WaitTimeoutError when the job has not ended after `timeoutMs`. None of these but
- * the last leaves a job behind.
+ * registered for the queue (`@QueueHandler` or `work()`) has run it, through the same path as any other job.
+ * Resolves with its end (`completed`, `failed` with the error, or `cancelled`); it does not throw for a failed job.
+ * The job is sent with `retryLimit: 0` unless `options.send` says otherwise. Throws what send() throws,
+ * NoWorkerError, JobNotSentError and WaitTimeoutError (only the last leaves a job behind).
+ * More: docs/testing.md, "Running the jobs".
  */
 export async function runJob<T = unknown, O = unknown>(
   queue: PgQueue,
