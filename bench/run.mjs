@@ -1,4 +1,4 @@
-// The benchmark of issue 5: pgqueue against pg-boss, Graphile Worker, BullMQ and a raw-SQL loop, on one
+// The benchmark: pgqueue against pg-boss, Graphile Worker, BullMQ and a raw-SQL loop, on one
 // machine, in one run. `npm run bench` (at the root) builds the library, installs bench/'s own
 // dependencies when they are missing, and runs this file.
 //

@@ -2,7 +2,7 @@
 // workload files read their options from here, and the report prints them, so a change here is a change
 // to what RESULTS.md says was measured.
 
-/** Workload sizes (issue 5). `--jobs` overrides `jobs`; `--quick` uses `quick`. */
+/** Workload sizes. `--jobs` overrides `jobs`; `--quick` uses `quick`. */
 export const WORKLOADS = {
   /** Jobs inserted (insert), drained (drain, scale, memory). */
   jobs: 20_000,
@@ -36,7 +36,7 @@ export const PGQUEUE = {
   work: { concurrency: 50, batchSize: 200, pollingIntervalSeconds: 2 },
 };
 
-/** Graphile Worker: its fastest settings per issue 5. */
+/** Graphile Worker: the fastest settings found for it (concurrency 50, a local queue of 200, no completion delay). */
 export const GRAPHILE = {
   worker: { concurrentJobs: 50, maxPoolSize: 10, localQueue: { size: 200 }, completeJobBatchDelay: 0 },
 };

@@ -1,5 +1,5 @@
 // The report: one table of every system's figures (median (min–max) over the repetitions), pgqueue's
-// own measures, pgqueue's ratio to each peer, and each target of issue 5 checked against this run.
+// own measures, pgqueue's ratio to each peer, and each target (docs/performance.md, "Targets") checked against this run.
 import { fmt, median } from './util.mjs';
 
 /** The columns of the main table: which workload cell and which figure of its results. */
@@ -178,7 +178,7 @@ function ratios(systems, results, columns) {
 }
 
 function targets(systems, results, settings) {
-  const out = ['## Targets of issue 5, in this run', ''];
+  const out = ['## Targets (docs/performance.md), in this run', ''];
   const P = 'pgqueue';
   const of = (kind) => systems.filter((s) => kind.includes(s.kind));
   const peers = of(['pg-peer', 'redis-peer']);
@@ -327,7 +327,7 @@ function targets(systems, results, settings) {
     );
   out.push('');
   out.push(
-    'Differences under ~15% are within the noise of this machine (issue 5). "The best peer": the best of the PostgreSQL peers and BullMQ on Redis. "The best PostgreSQL peer": the best of the rows that run on PostgreSQL with LISTEN/NOTIFY or their own wake-ups (Graphile Worker, pg-boss with LISTEN/NOTIFY, BullMQ\'s PostgreSQL backend); pg-boss polling every 2 s is shown for information. The raw-SQL rows are the ceiling, not peers.',
+    'Differences under ~15% are within the noise between runs on this machine (see each figure\'s min–max above). "The best peer": the best of the PostgreSQL peers and BullMQ on Redis. "The best PostgreSQL peer": the best of the rows that run on PostgreSQL with LISTEN/NOTIFY or their own wake-ups (Graphile Worker, pg-boss with LISTEN/NOTIFY, BullMQ\'s PostgreSQL backend); pg-boss polling every 2 s is shown for information. The raw-SQL rows are the ceiling, not peers.',
   );
   return out;
 }

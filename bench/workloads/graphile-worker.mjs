@@ -1,4 +1,4 @@
-// Graphile Worker with its fastest settings per issue 5 (GRAPHILE in bench/settings.mjs). It deletes a
+// Graphile Worker with the fastest settings found for it (GRAPHILE in bench/settings.mjs). It deletes a
 // job when it completes, so "pending" is the number of rows left in its jobs table.
 import pg from 'pg';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';

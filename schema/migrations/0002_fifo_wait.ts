@@ -28,8 +28,8 @@ WHERE j.queue = w.queue AND j.id = w.id AND j.blocked_by = 0
 
 /**
  * Marks the queued key_strict_fifo jobs that have an earlier job of their key ahead of them, so that the claim
- * walks only the jobs that may be their key's head, however long each key's backlog is (issue 4: the fetch
- * must not grow with the number of keys, nor with one key's backlog).
+ * walks only the jobs that may be their key's head, however long each key's backlog is: its cost does not grow
+ * with the number of keys, nor with one key's backlog (bench/RESULTS-claim.md).
  */
 export const fifoWait: Migration = {
   version: 2,

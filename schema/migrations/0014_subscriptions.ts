@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * Two lookups pg-boss users reach for (issue 17):
+ * Two lookups pg-boss users reach for:
  * - `subscriptions`: which queues an event fans out to (publish/subscribe). A row per event and queue; deleting a
  *   queue deletes its subscriptions, so a publish never names a queue that is gone.
  * - `job_deps_child_idx`: a flow child's parents (getDependencies). job_deps is keyed by the parent, so without

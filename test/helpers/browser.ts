@@ -1,6 +1,6 @@
 // The browser the dashboard's page tests drive, found without anything installed by hand: Debian's Chromium when the
 // machine has one, else the Chromium that ships inside the @sparticuz/chromium devDependency, so a clean clone's
-// `npm ci && npm test` passes on a machine without /usr/bin/chromium (issue 29).
+// `npm ci && npm test` passes on a machine without /usr/bin/chromium.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -209,9 +209,9 @@ interface Walk {
 
 /**
  * True when findNonJson would find nothing and the value nests at most MAX_PAYLOAD_DEPTH deep: the same walk without
- * building paths and entry lists, which were most of the cost of an insert of 1,000 small jobs in Node (a CPU
- * profile: findNonJson 49 ms of 320). A value it refuses goes through findNonJson (or pathOf) for the message. The
- * depth bounds its recursion, and findNonJson's, which stops at the same first problem.
+ * building paths and entry lists, which it would build at every value of every job it checks. A value it refuses
+ * goes through findNonJson (or pathOf) for the message. The depth bounds its recursion, and findNonJson's, which
+ * stops at the same first problem.
  */
 function storableJson(value: unknown, walk: Walk): boolean {
   switch (typeof value) {

@@ -48,8 +48,8 @@ export function parseCron(field: string, expression: unknown, tz: string): CronS
 export const MISSED_AFTER_MS = 15_000;
 
 /**
- * How many missed slots a pass counts for its warning: stepping an expression costs up to 0.3 ms a slot, and a
- * month of a per-second schedule must not hold a pass (they are passed over at once whatever their number).
+ * How many missed slots a pass counts for its warning: each is a step of the expression, and a month of a
+ * per-second schedule must not hold a pass (they are passed over at once whatever their number).
  */
 export const MISSED_COUNTED_MAX = 100;
 
