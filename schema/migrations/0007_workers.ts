@@ -1,7 +1,7 @@
 import type { Migration } from './index.js';
 
 /**
- * The workers registry (lib/core/passes/cluster-registry.ts): a row per running instance of the engine, which it refreshes
+ * The cluster registry (lib/core/passes/cluster-registry.ts): a row per running instance of the engine, which it refreshes
  * every few seconds and deletes when it closes. `loops` lists its worker loops: each one's worker id (the
  * `worker_id` of the jobs it holds), queue, concurrency and active jobs. A row whose heartbeat is older than the
  * live window belongs to an instance that died without closing; any instance's next refresh deletes it.

@@ -1,6 +1,6 @@
 // The admin HTTP API mounted in a Nest app, on Express and on Fastify, called over HTTP as an operator's script
 // would: each route's answer, the engine's typed errors as 400/404/409, the guard's refusal, the JSON-only rule of
-// bodies, and the refusal of a request from another site's page. Seed 002's own curl lines: admin-reference.e2e.spec.ts.
+// bodies, and the refusal of a request from another site's page. Seed 002's own curl lines: sample-app.e2e.spec.ts.
 import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';

@@ -98,7 +98,7 @@ export class QueueRouter {
     return statements;
   }
 
-  /** The statements for the jobs of queue `name`, as far as the kept profile knows (see statementsFor). */
+  /** The statements for the jobs of queue `name`, as far as the kept profile knows (see statementsForProfile). */
   async statementsForQueue(exec: Executor, name: string): Promise<Statements> {
     return this.statementsForProfile(await this.known(exec, name));
   }

@@ -16,7 +16,7 @@ const SCHEMA = '"pgqueue"';
 const CHANNEL = 'pgqueue_pgqueue';
 
 /**
- * A queue's own table, as QueueRouter.statementsFor passes it: the partition of a queue named 'emails'
+ * A queue's own table, as QueueRouter.statementsForProfile passes it: the partition of a queue named 'emails'
  * (queue_partition_name in schema/migrations/0001_init.ts: 'jobs_q_' and the first 16 hex digits of its md5).
  */
 const HOME = `${SCHEMA}.jobs_q_af67ca2fe7ffcec8`;
