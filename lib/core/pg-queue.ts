@@ -15,7 +15,8 @@ import { engineUnits, type EngineUnits } from './runtime/engine-units.js';
 import { parseForce } from './config/options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './stats/health.js';
 import { consoleLogger } from './runtime/console-logger.js';
-import { emitterEvents, type QueueEvents } from './events.js';
+import type { QueueEvents } from './events.js';
+import { emitterEvents } from './runtime/event-reports.js';
 import type { MaintenanceResult } from './passes/maintenance.js';
 import type { MonitorResult } from './passes/monitor.js';
 import type { MigrationResult } from './runtime/migrate.js';
@@ -494,6 +495,6 @@ export function runtimeOf(queue: PgQueue): Runtime {
 }
 
 /** The worker loops of `queue`: for nestjs-pgqueue/testing, whose drain and runJob wake a queue's loops and wait for them. */
-export function workersOf(queue: PgQueue): LoopRegistry {
+export function loopRegistryOf(queue: PgQueue): LoopRegistry {
   return queue['units'].registry;
 }

@@ -4,7 +4,7 @@
 import { InvalidOptionError } from '../core/errors.js';
 import type { QueueEvents } from '../core/events.js';
 import { jobNameOf, type JobName } from '../core/job-definition.js';
-import { workersOf, type PgQueue } from '../core/pg-queue.js';
+import { loopRegistryOf, type PgQueue } from '../core/pg-queue.js';
 import { int, queueName } from '../core/config/validate.js';
 import type { LoopRegistry } from '../core/worker/registry.js';
 import { NoWorkerError } from './errors.js';
@@ -41,7 +41,7 @@ export function timeoutOf(field: string, value: unknown): number {
 /** The loop registry of `queue`, checking that it is a queue. */
 function registryOf(queue: PgQueue): LoopRegistry {
   if (!queue || typeof queue.findJobs !== 'function') throw new InvalidOptionError('queue', 'a QueueService or PgQueue', queue);
-  return workersOf(queue);
+  return loopRegistryOf(queue);
 }
 
 /** Held loops that drain and runJob started: how many calls use them, their start, and their stop once none does. */

@@ -96,7 +96,7 @@ describe('the loop table', () => {
     const loop = new FakeLoop('1', 'a');
     const a = def('1', 'a');
     t.add(loop, a);
-    expect(changes()).toBe(1);
+    expect(changes()).toBe(0); // reported by the owner once the loop has started
     t.halt(() => true, 250);
     expect(loop.stoppedWith).toBe(250);
     expect(ids(t.all())).toEqual(['1']);
@@ -110,7 +110,7 @@ describe('the loop table', () => {
     expect(t.size).toBe(0);
     expect(t.definitionOf('1')).toBeUndefined();
     expect(t.drainsOf([a])).toHaveLength(0);
-    expect(changes()).toBe(2);
+    expect(changes()).toBe(1);
   });
 
   it('halts a loop once however often it is asked', () => {
@@ -142,5 +142,33 @@ describe('the loop table', () => {
     t.keep(def('2', 'a'));
     t.keep(def('3', 'b'));
     expect(t.heldQueueNames()).toEqual(['a', 'b']);
+  });
+
+  it('tells of each change the cluster registry shows: a definition kept held, started again, a drain ended', async () => {
+    const { t, changes } = table(true);
+    const a = def('1', 'a');
+    t.keep(a);
+    expect(changes()).toBe(1);
+    t.release('a');
+    t.unhold(a);
+    expect(changes()).toBe(2);
+    expect(t.heldQueueNames()).toEqual([]);
+    const loop = new FakeLoop('1', 'a');
+    t.add(loop, a);
+    t.halt(() => true, 10);
+    expect(changes()).toBe(2);
+    loop.finish();
+    await Promise.all(t.drains(() => true));
+    await settle();
+    expect(changes()).toBe(3);
+  });
+
+  it('forgets every held definition when asked with no pick (stopWorkers, close)', () => {
+    const { t } = table(true);
+    t.keep(def('1', 'a'));
+    t.keep(def('2', 'b'));
+    t.forget();
+    expect(t.heldQueueNames()).toEqual([]);
+    expect(t.release(undefined)).toEqual([]);
   });
 });

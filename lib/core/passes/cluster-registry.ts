@@ -1,4 +1,4 @@
-// The cluster registry of the cluster: each running instance keeps a row in `workers` (sql/workers.ts) with where it
+// The cluster registry: each running instance keeps a row in `workers` (sql/workers.ts) with where it
 // runs, its version and its worker loops, refreshed every REFRESH_MS and deleted when it closes. An instance that
 // dies without closing stops refreshing; once its heartbeat is older than WORKER_LIVE_SECONDS it no longer counts,
 // and the next refresh of any instance deletes its row. getWorkers() and getQueue's `unworked` read it.

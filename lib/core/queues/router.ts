@@ -11,7 +11,7 @@ import type { ClaimProfile } from '../worker/index.js';
 export class QueueRouter {
   private readonly profiles = new Map<string, ClaimProfile>();
   /** The statements for the queues whose jobs live in each table, by table. */
-  private readonly byHome = new Map<string, Statements>();
+  private readonly byTable = new Map<string, Statements>();
   /** The texts of the statements prepared once per connection (see planOnce), for every table's statements. */
   readonly preparedTexts = new Set<string>();
 
@@ -89,11 +89,11 @@ export class QueueRouter {
    */
   statementsForProfile(profile: ClaimProfile | null): Statements {
     if (!profile) return this.acrossQueues;
-    let statements = this.byHome.get(profile.jobsTable);
+    let statements = this.byTable.get(profile.jobsTable);
     if (!statements) {
       statements = buildStatements(this.schemaIdent, `${this.schemaIdent}.${profile.jobsTable}`);
       for (const text of planOnce(statements)) this.preparedTexts.add(text);
-      this.byHome.set(profile.jobsTable, statements);
+      this.byTable.set(profile.jobsTable, statements);
     }
     return statements;
   }

@@ -19,9 +19,9 @@ const CHANNEL = 'pgqueue_pgqueue';
  * A queue's own table, as QueueRouter.statementsForProfile passes it: the partition of a queue named 'emails'
  * (queue_partition_name in schema/migrations/0001_init.ts: 'jobs_q_' and the first 16 hex digits of its md5).
  */
-const HOME = `${SCHEMA}.jobs_q_af67ca2fe7ffcec8`;
+const QUEUE_TABLE = `${SCHEMA}.jobs_q_af67ca2fe7ffcec8`;
 
-/** What the per-queue statements name instead of HOME when they are built for no queue. */
+/** What the per-queue statements name instead of QUEUE_TABLE when they are built for no queue. */
 const JOBS = `${SCHEMA}.jobs`;
 
 /**
@@ -36,7 +36,7 @@ const SPECIAL: Readonly<Record<string, () => string>> = {
       SCHEMA,
       0,
       [{ version: 1, name: 'init', sql: "-- the migration's own statements (schema/migrations), left out here" }],
-      '-- a header (lib/core/migrate.ts: the package version, the versions from and to)',
+      '-- a header (lib/core/runtime/migrate.ts: the package version, the versions from and to)',
     ),
   'notify.ts listen': () => notify.listen(CHANNEL),
 };
@@ -46,7 +46,7 @@ const HEADER = `-- Every SQL statement of lib/core/sql/, rendered for the schema
 -- Each statement's text as sent, without its leading and trailing blank lines, under a header with its name.
 --
 -- "(per queue)": the statement reads or changes the jobs of one queue and names that queue's own table, here
--- ${HOME} (the partition of a queue 'emails'). Built for no queue, it names
+-- ${QUEUE_TABLE} (the partition of a queue 'emails'). Built for no queue, it names
 -- ${JOBS} in those places and is otherwise the same (lib/core/sql/index.ts, buildStatements).`;
 
 /** One statement under its header. */
@@ -55,14 +55,14 @@ const section = (header: string, sql: string) => `-- ${header}\n${sql.trim()}`;
 /** The statements of buildStatements, sorted by name; those that take the queue's table in their per-queue form. */
 function runtimeStatements(): string[] {
   const plain: Record<string, string> = buildStatements(SCHEMA);
-  const homed: Record<string, string> = buildStatements(SCHEMA, HOME);
+  const perQueue: Record<string, string> = buildStatements(SCHEMA, QUEUE_TABLE);
   return Object.keys(plain)
     .sort()
     .flatMap((name) => {
       const shared = plain[name]!;
-      const own = homed[name]!;
+      const own = perQueue[name]!;
       if (own === shared) return [section(name, shared)];
-      if (own.replaceAll(HOME, JOBS) === shared) return [section(`${name} (per queue)`, own)];
+      if (own.replaceAll(QUEUE_TABLE, JOBS) === shared) return [section(`${name} (per queue)`, own)];
       // the two forms differ beyond the table's name: show both
       return [section(`${name} (per queue)`, own), section(`${name} (for no queue)`, shared)];
     });

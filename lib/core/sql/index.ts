@@ -58,15 +58,15 @@ export { createQueueArgs } from './queues.js';
 export { updateArgs, type UpdateValues } from './update.js';
 
 /**
- * Renders every statement for the (already validated and quoted) schema identifier. `home`: the table that
+ * Renders every statement for the (already validated and quoted) schema identifier. `jobsTable`: the table that
  * holds the jobs of the queue the statements will be run for (its own partition, or jobs_default), quoted and
  * schema-qualified; the statements that read or change only that queue's jobs then name it instead of `jobs`
  * (see QueueRouter.statementsForQueue). Without it, they name `jobs`.
  */
-export function buildStatements(schemaIdent: string, home?: string): Statements {
+export function buildStatements(schemaIdent: string, jobsTable?: string): Statements {
   const out: Record<string, string> = {};
   for (const [name, build] of Object.entries(builders)) {
-    if (!name.endsWith('Args')) out[name] = (build as (s: string, t?: string) => string)(schemaIdent, home);
+    if (!name.endsWith('Args')) out[name] = (build as (s: string, t?: string) => string)(schemaIdent, jobsTable);
   }
   return Object.freeze(out) as Statements;
 }

@@ -2605,7 +2605,7 @@ CREATE SCHEMA IF NOT EXISTS "pgqueue"
 RELEASE SAVEPOINT pgqueue_migration
 
 -- migrate.ts: migrationScript
--- a header (lib/core/migrate.ts: the package version, the versions from and to)
+-- a header (lib/core/runtime/migrate.ts: the package version, the versions from and to)
 BEGIN;
 
 SELECT pg_advisory_xact_lock(1885824373, hashtext('pgqueue'));

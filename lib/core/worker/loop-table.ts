@@ -36,7 +36,7 @@ export class LoopTable<L extends TableLoop, D extends TableDefinition> {
 
   /**
    * `holdAll`: every queue starts held. `failed`: a loop's stop rejected (its drain still counts as done).
-   * `changed`: a loop was added, a definition kept held, or a drain ended.
+   * `changed`: a definition was kept held or started again, or a drain ended.
    */
   constructor(
     holdAll: boolean,
@@ -89,9 +89,10 @@ export class LoopTable<L extends TableLoop, D extends TableDefinition> {
     return this.held.includes(def) && !this.isHeld(def.name);
   }
 
-  /** `def` started: no longer held. */
+  /** `def` started again: no longer held (the queues shown as held change). */
   unhold(def: D): void {
     this.held = this.held.filter((d) => d !== def);
+    this.changed();
   }
 
   /** Forgets the held definitions that `picks` picks (every one when undefined): they never start again. */
@@ -104,10 +105,9 @@ export class LoopTable<L extends TableLoop, D extends TableDefinition> {
     return [...new Set(this.held.map((d) => d.name))].sort();
   }
 
-  /** Lists a loop that started, running `def`. */
+  /** Lists a loop that runs `def`; its owner reports the change once the loop has started. */
   add(loop: L, def: D): void {
     this.loops.set(loop.id, { loop, def });
-    this.changed();
   }
 
   /** The definition that loop `id` runs (listed until its drain ends). */

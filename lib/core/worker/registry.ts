@@ -38,18 +38,23 @@ interface LoopDefinition {
 /**
  * This engine's worker loops; PgQueue's work, offWork, stopWorkers, stopWorking and startWorking delegate here.
  *
- * A definition (one work() call) and the loops that run it:
+ * Where a definition (one work() call) is:
  *
  * ```
- *            queue held                            startWorking()
- *   work() ───────────▶ held ───────────────────────────────────────▶ running (a new loop: a new id after the first)
- *     │                  ▲                                              │
- *     ▼                  │ stopWorking()                                │
- *   running ──stop──▶ stopping ──drained──▶ gone (offWork, stopWorkers, close: the definition is forgotten)
+ *              queue held
+ *   work() ───────────────────▶ held ──offWork(), stopWorkers(), close()──▶ gone
+ *     │                          │  ▲
+ *     │ queue not held           │  │ stopWorking()
+ *     ▼            startWorking()│  │
+ *   running ◀────────────────────┘  │
+ *     ├─────────────────────────────┘
+ *     └──offWork(), stopWorkers(), close()──▶ gone
  * ```
  *
- * A loop stopping stays listed (and in getWorkers) until its drain ends; startWorking() starts a held definition
- * again only once its last loop has drained, so one definition never runs twice at once.
+ * - `running`: a loop runs it (its first under the id work() returned, later ones under new ids).
+ * - `held`: kept to start again. stopWorking() holds it at once while its loop drains; startWorking() starts a new
+ *   loop only once the last one has drained, so one definition never has two loops.
+ * - `gone`: forgotten. A loop that stops stays listed (and in getWorkers) until its drain ends.
  */
 export class LoopRegistry {
   private readonly table: LoopTable<WorkerLoop, LoopDefinition>;
@@ -202,6 +207,7 @@ export class LoopRegistry {
     def.started = true;
     this.table.add(loop, def);
     loop.start();
+    this.loopsChanged();
     return loop.id;
   }
 

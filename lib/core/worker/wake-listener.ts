@@ -13,7 +13,7 @@ export interface WakeableLoop {
   reconnected(): void;
 }
 
-/** One engine's LISTEN connection for its loops, open while it has loops. */
+/** One engine's LISTEN connection for its loops: opened with the first loop, closed by stopWorkers() and close(). */
 export class WakeListener {
   private notifier: Notifier | null = null;
 
@@ -53,8 +53,7 @@ export class WakeListener {
 
   /** Closes the connection; open() opens a new one. */
   async close(): Promise<void> {
-    const notifier = this.notifier;
+    await this.notifier?.stop();
     this.notifier = null;
-    await notifier?.stop();
   }
 }
