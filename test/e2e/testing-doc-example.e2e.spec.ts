@@ -1,6 +1,6 @@
-// The example of docs/testing.md ("An example"; this file's name dates from when the README held it), run as it is
+// The example of docs/testing.md ("An example"), run as it is
 // written there: the code between the two marker lines below is that page's block, character for character
-// (test/unit/readme-testing-example.spec.ts checks it). What follows the second marker only tidies up: the schema the
+// (test/unit/testing-doc-example.spec.ts checks it). What follows the second marker only tidies up: the schema the
 // example used, when its database came from the environment.
 import pg from 'pg';
 
