@@ -1,9 +1,25 @@
 // How the engine's reports reach its users: errors and warnings to PgQueue's listeners (or to the logger without
-// one), job events to their listeners, never throwing into the engine's own work.
+// one), job events to their listeners, never throwing into the engine's own work; and the console, where they go
+// when no logger was given and when the logger (or a listener) itself threw.
 import type { EventEmitter } from 'node:events';
 import { asWarning, type EngineEvents, type QueueEvents } from '../events.js';
 import type { QueueLogger } from '../types.js';
-import { lastResort } from './console-logger.js';
+
+/** Where a report goes when its listener or the logger threw. */
+export function lastResort(what: string, err: unknown): void {
+  try {
+    console.error(`[pgqueue] ${what}: ${err instanceof Error ? err.message : String(err)}`);
+  } catch {
+    // nothing is left to tell
+  }
+}
+
+/** The logger of an engine made with none (outside Nest). */
+export const consoleLogger: QueueLogger = {
+  log: (m) => console.log(`[pgqueue] ${m}`),
+  warn: (m) => console.warn(`[pgqueue] ${m}`),
+  error: (m, stack) => console.error(`[pgqueue] ${m}${stack ? `\n${stack}` : ''}`),
+};
 
 /**
  * EngineEvents over the engine's emitter: errors and warnings go to their listeners, or to the logger without one.
