@@ -9,19 +9,19 @@
 // only): 127.0.0.1:6379 when it answers, else BullMQ on Redis is reported as skipped. Each (system,
 // workload, repetition) runs in a child process against a database of its own, created before and
 // dropped after; the child prints one JSON line. Progress goes to stderr; the report to stdout and --out.
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, release } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killRunningCell, runCell } from './harness/cells.mjs';
+import { commandLine, machineLine, measuredCode, reportDate, serverLine } from './harness/meta.mjs';
 import { buildReport } from './harness/report.mjs';
 import { Databases, printable, startPostgres, withDatabase } from './harness/postgres.mjs';
 import { openRedis } from './harness/redis.mjs';
+import { SYSTEMS } from './harness/systems.mjs';
 import { fmt, parseArgs } from './harness/util.mjs';
-import { BULLMQ, GRAPHILE, PGBOSS, PGQUEUE, RAW_SQL, TIMEOUTS, WORKLOADS } from './settings.mjs';
+import { PGQUEUE, TIMEOUTS, WORKLOADS } from './settings.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ROOT = join(BENCH_DIR, '..');
 const ORDER = ['insert', 'drain', 'steady', 'idle', 'scale', 'memory', 'flat'];
 
 const argv = process.argv.slice(2);
@@ -41,101 +41,6 @@ function positive(name, value) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, got ${value}`);
   return n;
 }
-
-function version(pkg) {
-  try {
-    const file = pkg === 'nestjs-pgqueue' ? join(ROOT, 'package.json') : join(BENCH_DIR, 'node_modules', pkg, 'package.json');
-    return JSON.parse(readFileSync(file, 'utf8')).version;
-  } catch {
-    return '?';
-  }
-}
-
-const json = (o) => `\`${JSON.stringify(o)}\``;
-
-/**
- * The systems and what each runs. kind: pgqueue, pg-peer (a PostgreSQL peer at its fastest settings),
- * pg-peer-polling (a PostgreSQL peer that only polls: shown, and compared with for information), redis-peer,
- * or raw (the ceiling).
- */
-const SYSTEMS = [
-  {
-    id: 'pgqueue',
-    kind: 'pgqueue',
-    file: 'pgqueue.mjs',
-    args: [],
-    workloads: ['insert', 'drain', 'steady', 'idle', 'scale', 'memory', 'flat'],
-    label: `pgqueue ${version('nestjs-pgqueue')} (concurrency ${PGQUEUE.work.concurrency}, batch ${PGQUEUE.work.batchSize}, LISTEN/NOTIFY)`,
-    settingsText: `PgQueue ${json(PGQUEUE.engine)}, work ${json(PGQUEUE.work)} (memory workload: concurrency ${WORKLOADS.memoryConcurrency})`,
-  },
-  {
-    // The same engine with the queue option that deletes each job when it completes, as Graphile Worker always
-    // does (pgqueue keeps completed jobs for deleteAfterSeconds by default). Measured where completions cost.
-    id: 'pgqueue-remove',
-    kind: 'pgqueue-variant',
-    file: 'pgqueue.mjs',
-    args: ['--remove-on-complete', 'true'],
-    workloads: ['drain', 'scale'],
-    label: `pgqueue ${version('nestjs-pgqueue')} with removeOnComplete (concurrency ${PGQUEUE.work.concurrency}, batch ${PGQUEUE.work.batchSize})`,
-    settingsText: `as pgqueue, and the queue created with \`{ removeOnComplete: true }\`: a completed job is deleted`,
-  },
-  {
-    id: 'graphile-worker',
-    kind: 'pg-peer',
-    file: 'graphile-worker.mjs',
-    args: [],
-    workloads: ['insert', 'drain', 'steady', 'idle'],
-    label: `Graphile Worker ${version('graphile-worker')} (concurrency ${GRAPHILE.worker.concurrentJobs}, local queue ${GRAPHILE.worker.localQueue.size}, completeJobBatchDelay ${GRAPHILE.worker.completeJobBatchDelay})`,
-    settingsText: `preset.worker ${json(GRAPHILE.worker)}; bulk insert \`addJobs\`, send \`addJob\``,
-  },
-  {
-    id: 'pg-boss',
-    kind: 'pg-peer',
-    file: 'pg-boss.mjs',
-    args: ['--variant', 'fast'],
-    workloads: ['insert', 'drain', 'steady', 'idle'],
-    label: `pg-boss ${version('pg-boss')} (batchSize ${PGBOSS.fast.work.batchSize}, burstWhenBatchFull, LISTEN/NOTIFY)`,
-    settingsText: `constructor ${json(PGBOSS.fast.boss)}, queue ${json(PGBOSS.fast.queue)}, work ${json(PGBOSS.fast.work)}`,
-  },
-  {
-    id: 'pg-boss-polling',
-    kind: 'pg-peer-polling',
-    file: 'pg-boss.mjs',
-    args: ['--variant', 'polling'],
-    workloads: ['steady', 'idle'],
-    label: `pg-boss ${version('pg-boss')} (default 2 s polling, no LISTEN/NOTIFY)`,
-    settingsText: `constructor ${json(PGBOSS.polling.boss)}, queue ${json(PGBOSS.polling.queue)}, work ${json(PGBOSS.polling.work)}`,
-  },
-  {
-    id: 'bullmq-redis',
-    kind: 'redis-peer',
-    file: 'bullmq.mjs',
-    args: ['--backend', 'redis'],
-    needsRedis: true,
-    workloads: ['insert', 'drain', 'steady', 'idle'],
-    label: `BullMQ ${version('bullmq')} on Redis (concurrency ${BULLMQ.worker.concurrency})`,
-    settingsText: `Worker ${json(BULLMQ.worker)}, Redis ${BULLMQ.redisHost}:${BULLMQ.redisPort} database ${BULLMQ.redisDb}; bulk insert \`addBulk\``,
-  },
-  {
-    id: 'bullmq-postgres',
-    kind: 'pg-peer',
-    file: 'bullmq.mjs',
-    args: ['--backend', 'postgres'],
-    workloads: ['insert', 'drain', 'steady', 'idle'],
-    label: `BullMQ ${version('bullmq')}, PostgreSQL backend (concurrency ${BULLMQ.worker.concurrency})`,
-    settingsText: `Worker ${json(BULLMQ.worker)}, \`createPostgresBackend\` with pool ${json(BULLMQ.postgresPool)}; bulk insert \`addBulk\``,
-  },
-  ...RAW_SQL.variants.map((v, i) => ({
-    id: `raw-sql-b${v.batch}-c${v.connections}`,
-    kind: 'raw',
-    batch: v.batch,
-    file: 'raw-sql.mjs',
-    args: ['--batch', String(v.batch), '--connections', String(v.connections)],
-    workloads: i === 0 ? ['insert', 'drain'] : ['drain'],
-    label: `raw SQL (batch ${v.batch}, ${v.connections} connection${v.connections > 1 ? 's' : ''})`,
-    settingsText: `claim ${v.batch} per statement on ${v.connections} connection${v.connections > 1 ? 's' : ''}, complete with one \`UPDATE … WHERE id = ANY($1)\`${i === 0 ? '; its insert row is one `INSERT … SELECT unnest($2::jsonb[])` per chunk' : ''}`,
-  })),
-];
 
 /** `--only a,b`: a system is chosen by its id or by a prefix of it (`raw-sql`, `bullmq`, `pg-boss`). */
 function chosenSystems() {
@@ -206,67 +111,16 @@ function summary(r) {
   }
 }
 
-let current = null; // the running child, for SIGINT
-let currentDb = null; // its database
+let currentDb = null; // the running cell's database
 let stopping = false;
 
-/** Runs one cell in a child process with a timeout; never throws for the child's failures. */
+/** Runs one cell in a child process with a timeout (bench/harness/cells.mjs); never throws for the child's failures. */
 function runChild(cell, url) {
-  const timeoutMs = TIMEOUTS[cell.workload] * 1000;
-  const childArgs = [
-    join(BENCH_DIR, 'workloads', cell.system.file),
-    '--db',
+  return runCell({
+    file: cell.system.file,
     url,
-    '--deadline-ms',
-    String(Math.round(Math.max(timeoutMs - 15_000, timeoutMs * 0.75))),
-    ...cellArgs(cell.system, cell.workload, cell.extra),
-  ];
-  return new Promise((resolve) => {
-    // detached: the child leads a process group of its own, so a timeout also ends its producer/workers.
-    const child = spawn(process.execPath, childArgs, { cwd: BENCH_DIR, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    current = child;
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      if (stderr.length > 20_000) stderr = stderr.slice(-10_000);
-    });
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // the group is gone already
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    // A producer or worker that outlived the child would hold its stderr open (and 'close' back).
-    child.on('exit', killGroup);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      killGroup(); // anything the child left behind
-      current = null;
-      const line = stdout
-        .split('\n')
-        .reverse()
-        .find((l) => l.startsWith('{') && l.includes('"ok"'));
-      let result;
-      try {
-        result = line ? JSON.parse(line) : null;
-      } catch {
-        result = null;
-      }
-      const tail = stderr.trim().split('\n').slice(-3).join(' | ').slice(0, 400);
-      if (timedOut)
-        resolve({ ok: false, short: 'timeout', error: `timed out after ${timeoutMs / 1000} s${tail ? `; stderr: ${tail}` : ''}` });
-      else if (result?.ok) resolve(result);
-      else if (result) resolve({ ok: false, short: 'failed', error: result.error });
-      else resolve({ ok: false, short: 'failed', error: `exited with ${signal ?? code} and no result${tail ? `; stderr: ${tail}` : ''}` });
-    });
+    timeoutMs: TIMEOUTS[cell.workload] * 1000,
+    args: cellArgs(cell.system, cell.workload, cell.extra),
   });
 }
 
@@ -291,13 +145,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
-    if (current) {
-      try {
-        process.kill(-current.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    killRunningCell();
     if (currentDb) await dbs.drop(currentDb).catch(() => undefined);
     await cleanup();
     process.exit(130);
@@ -350,20 +198,14 @@ async function main() {
       }
     }
 
-    const cpu = cpus();
     const meta = {
-      command: commandLine(),
+      command: commandLine(argv, { script: 'bench', file: 'bench/run.mjs' }),
       code: measuredCode(),
-      date: new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC',
+      date: reportDate(),
       durationMinutes: (Date.now() - started) / 60_000,
       reps,
       note: typeof args.note === 'string' ? args.note : null,
-      machine: [
-        `${cpu.length} cores, ${cpu[0]?.model?.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB memory, Linux ${release()}`,
-        `Node ${process.version}`,
-        `PostgreSQL ${facts.version} (${server.source}): shared_buffers ${facts.settings.shared_buffers}, synchronous_commit ${facts.settings.synchronous_commit}, max_connections ${facts.settings.max_connections}, fsync ${facts.settings.fsync}; on loopback`,
-        redis ? redis.description : `Redis: ${redisText}`,
-      ],
+      machine: [machineLine(), `Node ${process.version}`, serverLine(facts, server), redis ? redis.description : `Redis: ${redisText}`],
     };
     const report = buildReport({
       systems: systems.filter((s) => workloads.some((w) => s.workloads.includes(w))),
@@ -378,25 +220,6 @@ async function main() {
   } finally {
     await cleanup();
   }
-}
-
-/** Which pgqueue was measured: the commit, and whether lib/ or schema/ had uncommitted changes. */
-function measuredCode() {
-  try {
-    const git = (...a) => execFileSync('git', a, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = git('status', '--porcelain', '--', 'lib', 'schema') !== '';
-    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ', with uncommitted changes in lib/ or schema/' : ''}`;
-  } catch {
-    return 'not a git checkout';
-  }
-}
-
-/** The command as the user typed it (through npm or node), with the server's URL masked. */
-function commandLine() {
-  const env = process.env.DATABASE_URL ? `DATABASE_URL=${printable(process.env.DATABASE_URL)} ` : '';
-  const quoted = argv.map((a) => (/^[\w,./=-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)).join(' ');
-  if (process.env.npm_lifecycle_event === 'bench') return `${env}npm run bench${quoted ? ` -- ${quoted}` : ''}`;
-  return `${env}node bench/run.mjs${quoted ? ` ${quoted}` : ''}`;
 }
 
 await main();
