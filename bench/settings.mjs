@@ -80,5 +80,18 @@ export const RAW_SQL = {
   ],
 };
 
+/**
+ * bench/cost.mjs: the systems it prices (ids of bench/harness/systems.mjs), the one every ratio divides by, and how
+ * much of pg_stat_statements and pg_walinspect its report shows. Sizes: WORKLOADS.jobs, insertChunk, repetitions.
+ */
+export const COST = {
+  systems: ['pgqueue', 'pgqueue-remove', 'graphile-worker', 'pg-boss', 'bullmq-postgres', 'raw-sql-b200-c1'],
+  baseline: 'graphile-worker',
+  /** Statements shown per system and phase, by total time. */
+  topStatements: 6,
+  /** WAL record types shown per phase, by their largest bytes per job among the systems. */
+  topRecords: 10,
+};
+
 /** How long one child may run before it is killed and its cell reported as a timeout, in seconds. */
-export const TIMEOUTS = { insert: 180, drain: 300, steady: 300, idle: 180, scale: 300, memory: 300, flat: 1_800 };
+export const TIMEOUTS = { insert: 180, drain: 300, steady: 300, idle: 180, scale: 300, memory: 300, flat: 1_800, cost: 480 };

@@ -8,6 +8,8 @@
 //   send(data)              one job, awaited
 //   work(onJob, options)    start one worker whose handler calls onJob(data) first thing; returns { stop() }
 //   pending()               jobs not completed yet, read from the database (or Redis)
+//   completed?(inserted)    { n, how }: jobs the database (or Redis) shows completed, as completed rows or as rows
+//                           deleted on completion (the cost workload checks every job with it)
 //   close()                 close every pool and connection (the process must be able to exit)
 //   drainer?(n)             instead of work(): connect, then return run() that drains n jobs (raw SQL)
 //   flat?(options)          the flat-claim-cost workload (pgqueue)
@@ -16,6 +18,7 @@
 // (sends over IPC), and scale forks "worker" processes.
 import { fork } from 'node:child_process';
 import { WORKLOADS } from '../settings.mjs';
+import { openMeter } from './cost-meter.mjs';
 import { median, now, parseArgs, pause, quantile, until, Waiter } from './util.mjs';
 
 /** Runs the role and workload named on the command line with `system` = { name, open(ctx) }. */
@@ -69,6 +72,7 @@ const WORKLOADS_BY_NAME = {
   scale,
   memory,
   flat,
+  cost,
 };
 
 /** Opens the adapter, runs `body`, and closes the adapter whatever happens. */
@@ -372,4 +376,62 @@ async function flat(system, ctx) {
       median,
     });
   });
+}
+
+/**
+ * cost (bench/cost.mjs): the bulk insert of n jobs, then one worker draining them, each phase measured by the meter
+ * (bench/harness/cost-meter.mjs). The drain runs as in `drain`, from starting the worker until the database says
+ * every job is completed. Afterwards every job must be found completed (or deleted on completion), or the cell fails
+ * instead of reporting a cost.
+ */
+async function cost(system, ctx) {
+  const meter = await openMeter({
+    url: ctx.url,
+    postmasterPid: ctx.args['postmaster-pid'] ? Number(ctx.args['postmaster-pid']) : null,
+    statements: ctx.args.statements === 'true',
+    walinspect: ctx.args.walinspect === 'true',
+  });
+  try {
+    return await withAdapter(system, ctx, async (adapter) => {
+      if (!adapter.completed) throw new Error(`${system.name} cannot count its completed jobs`);
+      await adapter.setup();
+      await adapter.pending(); // opens the probe connection outside the phases
+      const checkpoint = await meter.checkpoint();
+      const insert = await meter.measure(async () => {
+        for (const batch of chunks(ctx.jobs, ctx.chunk)) await adapter.insert(batch);
+      });
+      const pending = await adapter.pending();
+      if (pending !== ctx.jobs) throw new Error(`expected ${ctx.jobs} jobs after the insert, found ${pending}`);
+      let handled = 0;
+      let worker = null;
+      const run = adapter.drainer ? await adapter.drainer(ctx.jobs) : null; // connects outside the phase
+      const waiter = new Waiter();
+      const drain = await meter.measure(async () => {
+        if (run) await run();
+        else {
+          worker = await adapter.work(() => {
+            if (++handled >= ctx.jobs) waiter.poke();
+          });
+          await waiter.wait(() => handled >= ctx.jobs, ctx.deadlineMs, `${ctx.jobs} handler calls (got ${handled})`);
+        }
+        await allCompleted(adapter, ctx);
+      });
+      await worker?.stop();
+      const done = await adapter.completed(ctx.jobs);
+      if (done.n !== ctx.jobs) throw new Error(`${done.n} of ${ctx.jobs} jobs found ${done.how} after the drain`);
+      for (const phase of [insert, drain]) phase.wal = await meter.walRecords(phase.walFrom, phase.walTo);
+      return {
+        jobs: ctx.jobs,
+        handled: run ? null : handled,
+        check: `${done.n.toLocaleString('en-US')} ${done.how}`,
+        checkpoint,
+        notes: meter.notes,
+        statements: meter.statements,
+        walinspect: meter.walinspect,
+        phases: { insert, drain },
+      };
+    });
+  } finally {
+    await meter.close();
+  }
 }

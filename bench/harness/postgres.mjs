@@ -2,13 +2,20 @@
 // started here (default settings, so default durability) and stopped at the end.
 import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { createEmbeddedPostgres } from '../../test/helpers/embedded-postgres.js';
+import { createEmbeddedPostgres, embeddedShipsLibrary } from '../../test/helpers/embedded-postgres.js';
 
-/** Starts (or adopts) the server. Returns its admin URL, a description, and stop(). */
-export async function startPostgres() {
+/**
+ * Starts (or adopts) the server. Returns its admin URL, a description, and stop(). `preload`: server libraries the
+ * embedded server loads at start (bench/cost.mjs: pg_stat_statements) when its binaries ship them; `missing` names
+ * those they lack. The server in DATABASE_URL is taken as it is.
+ */
+export async function startPostgres({ preload = [] } = {}) {
   if (process.env.DATABASE_URL) {
-    return { url: process.env.DATABASE_URL, source: 'the server in DATABASE_URL', stop: async () => {} };
+    return { url: process.env.DATABASE_URL, source: 'the server in DATABASE_URL', missing: [], stop: async () => {} };
   }
+  const shipped = [];
+  const missing = [];
+  for (const name of preload) ((await embeddedShipsLibrary(name)) ? shipped : missing).push(name);
   // Only the connection limit is set (4 scale workers, their pools and LISTEN connections fit easily);
   // durability stays at the defaults (fsync, synchronous_commit on).
   const { server, dir, url } = await createEmbeddedPostgres({
@@ -16,6 +23,7 @@ export async function startPostgres() {
     persistent: false,
     maxConnections: 100,
     durable: true,
+    flags: shipped.length ? ['-c', `shared_preload_libraries=${shipped.join(',')}`] : [],
   });
   await server.initialise();
   await server.start();
@@ -23,6 +31,7 @@ export async function startPostgres() {
   return {
     url,
     source: 'a private embedded-postgres server started by the bench',
+    missing,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -72,14 +81,19 @@ export class Databases {
     }
   }
 
-  /** Version and the settings that matter to a queue's speed. */
-  async facts() {
+  /** Version and the settings that matter to a queue's speed; `more` names further settings to read. */
+  async facts(more = []) {
     const { rows } = await this.#pool.query(`SELECT current_setting('server_version') AS version, version() AS long`);
     const settings = {};
-    for (const name of ['shared_buffers', 'synchronous_commit', 'max_connections', 'fsync']) {
+    for (const name of ['shared_buffers', 'synchronous_commit', 'max_connections', 'fsync', ...more]) {
       settings[name] = (await this.#pool.query('SELECT current_setting($1) AS value', [name])).rows[0].value;
     }
     return { version: rows[0].version, versionLong: rows[0].long, settings };
+  }
+
+  /** One statement on the admin connection (bench/cost.mjs asks what the server offers). */
+  query(text, values) {
+    return this.#pool.query(text, values);
   }
 
   close() {

@@ -41,6 +41,9 @@ await runChild({
         const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children');
         return Object.values(counts).reduce((a, b) => a + b, 0);
       },
+      async completed() {
+        return { n: (await queue.getJobCounts('completed')).completed, how: 'counted completed by the queue' };
+      },
       close: () => queue.close(),
     };
   },

@@ -43,6 +43,11 @@ await runChild({
         const { rows } = await probe.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs');
         return rows[0].n;
       },
+      // it deletes a job that completes; one that failed stays (to be retried or kept)
+      async completed(inserted) {
+        const { rows } = await probe.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs');
+        return { n: inserted - rows[0].n, how: 'deleted on completion' };
+      },
       async close() {
         await utils.release();
         await probe.end();

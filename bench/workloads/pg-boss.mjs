@@ -36,6 +36,12 @@ await runChild({
         ]);
         return rows[0].n;
       },
+      async completed() {
+        const { rows } = await probe.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'`, [
+          ctx.queue,
+        ]);
+        return { n: rows[0].n, how: "in state 'completed'" };
+      },
       async close() {
         await boss.stop({ graceful: true, close: true, timeout: 10_000 });
         await probe.end();

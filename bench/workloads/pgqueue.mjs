@@ -40,6 +40,15 @@ await runChild({
         ]);
         return rows[0].n;
       },
+      async completed(inserted) {
+        const { rows } = await probe.query(
+          `SELECT count(*) FILTER (WHERE state = 'completed')::int AS completed, count(*)::int AS stored FROM ${SCHEMA}.jobs WHERE queue = $1`,
+          [ctx.queue],
+        );
+        return ctx.args['remove-on-complete']
+          ? { n: inserted - rows[0].stored, how: 'deleted on completion' }
+          : { n: rows[0].completed, how: "in state 'completed'" };
+      },
       async close() {
         await q.close();
         await probe.end();

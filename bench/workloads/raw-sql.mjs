@@ -72,6 +72,10 @@ await runChild({
         const { rows } = await pool.query('SELECT count(*)::int AS n FROM raw_jobs WHERE queue = $1 AND state <> 2', [ctx.queue]);
         return rows[0].n;
       },
+      async completed() {
+        const { rows } = await pool.query('SELECT count(*)::int AS n FROM raw_jobs WHERE queue = $1 AND state = 2', [ctx.queue]);
+        return { n: rows[0].n, how: 'in state 2 (completed)' };
+      },
       close: () => pool.end(),
     };
   },

@@ -9,8 +9,13 @@ export function createEmbeddedPostgres(options: {
   persistent: boolean;
   maxConnections: number;
   durable?: boolean;
+  /** More server flags: `['-c', 'name=value', …]`. */
+  flags?: string[];
 }): Promise<{
   server: { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
   dir: string;
   url: string;
 }>;
+
+/** Whether the embedded binaries ship the server library `name` (e.g. pg_stat_statements). */
+export function embeddedShipsLibrary(name: string): Promise<boolean>;
