@@ -42,7 +42,7 @@ export function machineLine() {
 /** The server's line: version, where it came from, and the settings (from Databases.facts()). */
 export function serverLine(facts, server) {
   const settings = Object.entries(facts.settings)
-    .map(([k, v]) => `${k} ${v}`)
+    .map(([k, v]) => `${k} ${v === '' ? "''" : v}`)
     .join(', ');
   return `PostgreSQL ${facts.version} (${server.source}): ${settings}; on loopback`;
 }
