@@ -256,25 +256,6 @@ describe('claiming ahead (batchSize above concurrency)', () => {
     expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'created', retry_count: 0 })));
   });
 
-  it('holds two claims of batchSize while its slots are busy, so the next claim is in hand before the last runs out', async () => {
-    const q = f.create({ shutdownTimeoutMs: 100 });
-    await q.createQueue('w.ahead.two');
-    const started: string[] = [];
-    await q.work('w.ahead.two', { concurrency: 1, batchSize: 3, pollingIntervalSeconds: 0.1 }, (job) => {
-      started.push(job.id);
-      return new Promise(() => undefined); // holds the only slot
-    });
-    await q.insert(
-      'w.ahead.two',
-      Array.from({ length: 10 }, () => ({})),
-    );
-    // (no more than two: test/unit/local-queue.spec.ts counts the room)
-    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.two')).active === 6, 'two claims of three in hand');
-    expect(started).toHaveLength(1);
-    await q.stopWorkers();
-    expect((await stateCounts(f.pool, f.schema, 'w.ahead.two')).created).toBe(10);
-  });
-
   it('a job that waits for a slot longer than half its lease is handed back and runs later, no attempt counted', async () => {
     const q = f.create();
     await q.createQueue('w.ahead.wait', { expireInSeconds: 2 });

@@ -16,8 +16,7 @@ import type { ClaimedRow } from './claim.js';
  * ```
  *
  * - `ahead`: where the queue allows it (no concurrency or rate limit, no group limits: a job waiting here
- *   would hold a limited slot idle) and batchSize is above concurrency, the loop holds up to two claims of
- *   batchSize jobs, more than its free slots.
+ *   would hold a limited slot idle), the loop claims up to batchSize jobs, more than its free slots.
  * - `paused`: a job waited here past its deadline, so handlers are slower than the batch can wait for:
  *   the job was handed back (no attempt counted) and the loop claims no more than its free slots until a
  *   handler returns.
@@ -109,10 +108,8 @@ export class LocalQueue implements Dispatcher {
    * slots, so a slow database slows the claims down.
    */
   room(limited: boolean, busy: number, attempts: number): number {
-    const ahead = !limited && !this.grouped && this.#mode === 'ahead' && this.batchSize > this.concurrency;
-    // Two claims in hand: the next claim goes out while the last one's jobs still wait, so handlers that are
-    // faster than a claim's round trip do not idle for it (docs/design.md, "Two claims in hand").
-    const held = ahead ? 2 * this.batchSize : this.concurrency;
+    const ahead = !limited && !this.grouped && this.#mode === 'ahead';
+    const held = Math.max(this.concurrency, ahead ? this.batchSize : 0);
     return Math.min(held - busy - this.waiting.length, 2 * held - attempts - this.waiting.length);
   }
 
