@@ -256,6 +256,50 @@ describe('claiming ahead (batchSize above concurrency)', () => {
     expect(rows).toEqual(Array.from({ length: 5 }, () => ({ state: 'created', retry_count: 0 })));
   });
 
+  it('holds two claims once its handlers ran dry while a claim was out, so the next claim is in flight sooner', async () => {
+    const q = f.create({ shutdownTimeoutMs: 100 });
+    await q.createQueue('w.ahead.dry');
+    const gate = deferred();
+    let firstWaveDone = 0;
+    await q.work<{ i: number }>('w.ahead.dry', { concurrency: 1, batchSize: 10, pollingIntervalSeconds: 0.1 }, async (job) => {
+      if (job.data.i >= 10) return new Promise(() => undefined); // the second wave holds the only slot
+      await gate.promise;
+      firstWaveDone++;
+    });
+    await q.insert(
+      'w.ahead.dry',
+      Array.from({ length: 40 }, (_, i) => ({ data: { i }, priority: 40 - i })),
+    );
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.dry')).active === 10, 'the first claim of ten in hand');
+    // The next claim waits on a lock of the table while the first ten run out: the handlers outrun it.
+    const locker = await f.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${f.schema}.jobs_default IN ACCESS EXCLUSIVE MODE`);
+      gate.resolve();
+      await until(() => firstWaveDone === 10, 'the first ten ran');
+      await until(
+        async () =>
+          (
+            await f.sql<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+               WHERE l.relation = '$schema.jobs_default'::regclass AND NOT l.granted AND a.query LIKE '%SKIP LOCKED%'`,
+            )
+          )[0]!.n > 0,
+        'a claim waiting on the lock',
+      );
+      await locker.query('COMMIT');
+    } finally {
+      locker.release();
+    }
+    // One claim in hand would stop at ten; two hold twenty: one running, nineteen waiting.
+    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.dry')).active === 20, 'two claims of ten in hand');
+    await q.stopWorkers();
+    const counts = await stateCounts(f.pool, f.schema, 'w.ahead.dry');
+    expect(counts.completed).toBe(10);
+    expect(counts.created).toBe(30);
+  });
+
   it('a job that waits for a slot longer than half its lease is handed back and runs later, no attempt counted', async () => {
     const q = f.create();
     await q.createQueue('w.ahead.wait', { expireInSeconds: 2 });

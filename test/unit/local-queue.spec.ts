@@ -104,6 +104,43 @@ describe('the local queue', () => {
     expect(new LocalQueue({ ...options, groupConcurrency: { default: 1, tiers: {} } }, owner()).room(false, 0, 0)).toBe(2);
   });
 
+  it('holds two claims once its handlers ran dry during a claim, and one again after a deadline hand-back', () => {
+    const o = owner();
+    const local = new LocalQueue(options, o);
+    expect(local.room(false, 0, 0)).toBe(6);
+    local.ranDry();
+    expect(local.room(false, 0, 0)).toBe(12);
+    expect(local.room(false, 2, 3)).toBe(10);
+    // results being written take room beyond one batch: two claims plus a batch of them in all
+    expect(local.room(false, 0, 12)).toBe(6);
+    expect(local.room(false, 0, 18)).toBe(0);
+    expect(local.room(true, 0, 0)).toBe(2);
+    o.busy = 2;
+    local.push([row('1', 10)], Date.now());
+    local.dispatch();
+    jest.advanceTimersByTime(5_000);
+    expect(o.handedBack).toEqual([ids(1)]);
+    local.resume();
+    expect(local.mode).toBe('ahead');
+    expect(local.room(false, 0, 0)).toBe(6);
+  });
+
+  it('never holds two claims where a batch fits the slots, or while paused', () => {
+    const even = new LocalQueue({ ...options, batchSize: 2 }, owner());
+    even.ranDry();
+    expect(even.room(false, 0, 0)).toBe(2);
+    const o = owner();
+    o.busy = 2;
+    const local = new LocalQueue(options, o);
+    local.push([row('1', 10)], Date.now());
+    local.dispatch();
+    jest.advanceTimersByTime(5_000);
+    expect(local.mode).toBe('paused');
+    local.ranDry();
+    local.resume();
+    expect(local.room(false, 0, 0)).toBe(6);
+  });
+
   it('hands back the jobs that waited half their lease and pauses claiming ahead until a handler returns', () => {
     const o = owner();
     const local = new LocalQueue({ ...options, concurrency: 1 }, o);

@@ -39,9 +39,10 @@ interface WorkerScope extends ClaimContext, LeaseClockScope, CompleterScope, Att
 }
 
 /**
- * One claim loop for one queue. It claims at most as many jobs as it has free slots, so it never holds
- * leases it cannot work on; it sleeps when the queue is drained until a NOTIFY, a freed slot, the moment
- * the queue's next waiting job becomes due (DueClock), or the polling interval wakes it.
+ * One claim loop for one queue. It claims at most its free slots, or, claiming ahead, as the local queue's room
+ * allows (intake/local-queue.ts: each waiting job handed back at half its lease); it sleeps when the queue is
+ * drained until a NOTIFY, a freed slot, the moment the queue's next waiting job becomes due (DueClock), or the
+ * polling interval wakes it.
  */
 export class WorkerLoop {
   private stopping = false;
@@ -182,6 +183,7 @@ export class WorkerLoop {
         continue;
       }
       const limit = Math.min(free, this.options.batchSize);
+      const waitingAtClaim = this.local.length;
       this.notified = false;
       let rows: ClaimedRow[];
       let claimMs: number;
@@ -213,6 +215,8 @@ export class WorkerLoop {
           .catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
+      // handlers outran the claim: jobs waited when it went out, none wait now and a slot is idle
+      if (waitingAtClaim > 0 && this.local.length === 0 && this.attempts.busy < this.options.concurrency) this.local.ranDry();
       this.local.push(rows, Date.now());
       // reported once the claimed jobs are in hand: a report that went wrong must not drop them
       this.slowClaims.timed(claimMs);

@@ -16,10 +16,12 @@ import type { ClaimedRow } from './claim.js';
  * ```
  *
  * - `ahead`: where the queue allows it (no concurrency or rate limit, no group limits: a job waiting here
- *   would hold a limited slot idle), the loop claims up to batchSize jobs, more than its free slots.
+ *   would hold a limited slot idle), the loop claims up to batchSize jobs, more than its free slots; once its
+ *   handlers ran dry while a claim was out (ranDry), up to two claims of batchSize, so the next claim is in
+ *   flight while a whole batch still waits.
  * - `paused`: a job waited here past its deadline, so handlers are slower than the batch can wait for:
  *   the job was handed back (no attempt counted) and the loop claims no more than its free slots until a
- *   handler returns.
+ *   handler returns, and then one claim ahead again, not two.
  * - `stopped`: shutdown took every waiting job back; nothing starts from here and nothing may come in.
  */
 export type LocalQueueMode = 'ahead' | 'paused' | 'stopped';
@@ -39,6 +41,8 @@ export interface Dispatcher {
   dispatch(): void;
   /** A handler returned. */
   resume(): void;
+  /** A claim came back to no job waiting and a slot idle, though jobs waited when it went out. */
+  ranDry(): void;
   /** Shutdown: takes out what has not started, to be handed back. */
   stop(): ClaimedRow[];
 }
@@ -74,6 +78,8 @@ export class LocalQueue implements Dispatcher {
   private timerAt = Infinity;
   /** Set while dispatch() starts jobs: see there. */
   private starting = false;
+  /** Claims of batchSize the loop may hold when claiming ahead: two once its handlers ran dry (ranDry). */
+  private claims: 1 | 2 = 1;
 
   private readonly concurrency: number;
   private readonly batchSize: number;
@@ -104,13 +110,14 @@ export class LocalQueue implements Dispatcher {
    * Slots for new claims. `limited`: the queue has a concurrency or rate limit (its profile, which a recheck
    * may change). `busy`: handlers holding a slot; `attempts`: those and the attempts whose results are being
    * written. A handler holds its slot until it returns, not while its result is written (that result goes
-   * out with others in one statement). Results waiting to be written are bounded too: no more than the
-   * slots, so a slow database slows the claims down.
+   * out with others in one statement). Results waiting to be written take room too once there are more than a
+   * batch (the slots, when not claiming ahead), so a slow database slows the claims down.
    */
   room(limited: boolean, busy: number, attempts: number): number {
     const ahead = !limited && !this.grouped && this.#mode === 'ahead';
-    const held = Math.max(this.concurrency, ahead ? this.batchSize : 0);
-    return Math.min(held - busy - this.waiting.length, 2 * held - attempts - this.waiting.length);
+    const batch = Math.max(this.concurrency, ahead ? this.batchSize : 0);
+    const held = Math.max(this.concurrency, ahead ? this.claims * this.batchSize : 0);
+    return Math.min(held - busy - this.waiting.length, held + batch - attempts - this.waiting.length);
   }
 
   /** Claimed jobs join the queue; their lease (and so their deadline) runs from `claimedAt`. */
@@ -161,9 +168,20 @@ export class LocalQueue implements Dispatcher {
     if (stale) {
       // A handler started above may have stopped the worker (offWork from inside it): stopped stays final.
       if (this.mode !== 'stopped') this.#mode = 'paused';
+      this.claims = 1;
       this.owner.expired(stale);
     }
     this.rearm(now);
+  }
+
+  /**
+   * Handlers outran a claim: jobs waited when it went out, none when it came back, and a slot sat idle. The loop
+   * holds two claims from now on (one again after a deadline hand-back), so its next claim is in flight while a
+   * batch still waits; a loop whose handlers are slower than a claim never gets here and holds one
+   * (docs/design.md, "Two claims in hand"). Only where a batch is larger than the slots.
+   */
+  ranDry(): void {
+    if (this.#mode === 'ahead' && this.batchSize > this.concurrency) this.claims = 2;
   }
 
   /** A handler returned: slots free up again, so claiming ahead may go on. */
