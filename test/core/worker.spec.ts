@@ -293,7 +293,10 @@ describe('claiming ahead (batchSize above concurrency)', () => {
       locker.release();
     }
     // One claim in hand would stop at ten; two hold twenty: one running, nineteen waiting.
-    await until(async () => (await stateCounts(f.pool, f.schema, 'w.ahead.dry')).active === 20, 'two claims of ten in hand');
+    await until(async () => {
+      const counts = await stateCounts(f.pool, f.schema, 'w.ahead.dry');
+      return counts.active === 20 && counts.completed === 10;
+    }, 'two claims of ten in hand');
     await q.stopWorkers();
     const counts = await stateCounts(f.pool, f.schema, 'w.ahead.dry');
     expect(counts.completed).toBe(10);

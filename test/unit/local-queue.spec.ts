@@ -26,6 +26,17 @@ function owner(): LocalQueueOwner & { busy: number; started: string[]; handedBac
 const options = { concurrency: 2, batchSize: 6, groupConcurrency: null };
 const ids = (...n: number[]) => n.map(String);
 
+/** A claim that goes out while a job waits and comes back full after the handlers ran the queue dry. */
+function outrun(local: LocalQueue, o: ReturnType<typeof owner>, limit = 6): void {
+  o.busy = 2; // both slots run: the pushed job waits
+  local.push([row(`w${o.started.length}`)], Date.now());
+  local.claimSent();
+  o.busy = 0;
+  local.dispatch(); // it starts on a freed slot: nothing waits
+  local.claimReturned(limit, limit);
+  o.busy = 0;
+}
+
 beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
@@ -104,11 +115,11 @@ describe('the local queue', () => {
     expect(new LocalQueue({ ...options, groupConcurrency: { default: 1, tiers: {} } }, owner()).room(false, 0, 0)).toBe(2);
   });
 
-  it('holds two claims once its handlers ran dry during a claim, and one again after a deadline hand-back', () => {
+  it('holds two claims once its handlers outran a full claim, and one again after a deadline hand-back', () => {
     const o = owner();
     const local = new LocalQueue(options, o);
     expect(local.room(false, 0, 0)).toBe(6);
-    local.ranDry();
+    outrun(local, o);
     expect(local.room(false, 0, 0)).toBe(12);
     expect(local.room(false, 2, 3)).toBe(10);
     // results being written take room beyond one batch: two claims plus a batch of them in all
@@ -116,27 +127,54 @@ describe('the local queue', () => {
     expect(local.room(false, 0, 18)).toBe(0);
     expect(local.room(true, 0, 0)).toBe(2);
     o.busy = 2;
-    local.push([row('1', 10)], Date.now());
+    local.push([row('late', 10)], Date.now());
     local.dispatch();
     jest.advanceTimersByTime(5_000);
-    expect(o.handedBack).toEqual([ids(1)]);
+    expect(o.handedBack).toEqual([['late']]);
     local.resume();
     expect(local.mode).toBe('ahead');
     expect(local.room(false, 0, 0)).toBe(6);
   });
 
-  it('never holds two claims where a batch fits the slots, or while paused', () => {
-    const even = new LocalQueue({ ...options, batchSize: 2 }, owner());
-    even.ranDry();
-    expect(even.room(false, 0, 0)).toBe(2);
+  it('holds one claim when the claim came back short, found jobs still waiting, or met a hand-back on its way', () => {
     const o = owner();
-    o.busy = 2;
     const local = new LocalQueue(options, o);
+    outrun(local, o);
+    local.claimSent();
+    local.claimReturned(2, 6); // the queue is drained: nothing to hold ahead
+    expect(local.room(false, 0, 0)).toBe(6);
+    // jobs still wait when it returns: the handlers did not run dry
+    o.busy = 2;
+    local.push([row('a', 100), row('b', 100)], Date.now());
+    local.claimSent();
+    local.claimReturned(6, 6);
+    expect(local.room(false, 0, 0)).toBe(4);
+    // a hand-back empties the queue while the next claim is out: the handlers were slow, not fast
+    local.claimSent();
+    local.dispatch();
+    jest.advanceTimersByTime(50_000);
+    expect(o.handedBack).toEqual([['a', 'b']]);
+    local.resume();
+    o.busy = 0;
+    local.claimReturned(6, 6);
+    expect(local.room(false, 0, 0)).toBe(6);
+  });
+
+  it('never holds two claims where a batch fits the slots, or while paused', () => {
+    const o = owner();
+    const even = new LocalQueue({ ...options, batchSize: 2 }, o);
+    outrun(even, o, 2);
+    expect(even.room(false, 0, 0)).toBe(2);
+    const p = owner();
+    p.busy = 2;
+    const local = new LocalQueue(options, p);
     local.push([row('1', 10)], Date.now());
+    local.claimSent();
     local.dispatch();
     jest.advanceTimersByTime(5_000);
     expect(local.mode).toBe('paused');
-    local.ranDry();
+    p.busy = 0;
+    local.claimReturned(6, 6);
     local.resume();
     expect(local.room(false, 0, 0)).toBe(6);
   });

@@ -183,8 +183,8 @@ export class WorkerLoop {
         continue;
       }
       const limit = Math.min(free, this.options.batchSize);
-      const waitingAtClaim = this.local.length;
       this.notified = false;
+      this.local.claimSent();
       let rows: ClaimedRow[];
       let claimMs: number;
       try {
@@ -215,8 +215,7 @@ export class WorkerLoop {
           .catch((err) => this.scope.error(err, `handing back jobs of queue "${this.queue}" claimed after stop`));
         return;
       }
-      // handlers outran the claim: jobs waited when it went out, none wait now and a slot is idle
-      if (waitingAtClaim > 0 && this.local.length === 0 && this.attempts.busy < this.options.concurrency) this.local.ranDry();
+      this.local.claimReturned(rows.length, limit);
       this.local.push(rows, Date.now());
       // reported once the claimed jobs are in hand: a report that went wrong must not drop them
       this.slowClaims.timed(claimMs);

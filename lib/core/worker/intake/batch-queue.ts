@@ -39,13 +39,14 @@ export class BatchQueue implements Dispatcher {
    * being written do not cut batches short. Those are bounded as for single jobs: no more than the jobs of
    * `concurrency` batches besides those running.
    */
-  /** A batch handler's loop claims a batch only for a free call: nothing waits, so nothing deepens. */
-  ranDry(): void {}
-
   room(_limited: boolean, _busy: number, attempts: number): number {
     if (this.stopped || this.waiting.length > 0 || this.running >= this.concurrency) return 0;
     return 2 * this.concurrency * this.batchSize - attempts >= this.batchSize ? this.batchSize : 0;
   }
+  /** A batch handler's loop claims a batch only for a free call: nothing waits ahead, so nothing deepens. */
+  claimSent(): void {}
+
+  claimReturned(): void {}
 
   push(rows: readonly ClaimedRow[], claimedAt: number): void {
     if (this.stopped) throw new Error('the batch queue is stopped: jobs claimed now must be handed back');

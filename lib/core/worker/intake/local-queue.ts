@@ -17,8 +17,8 @@ import type { ClaimedRow } from './claim.js';
  *
  * - `ahead`: where the queue allows it (no concurrency or rate limit, no group limits: a job waiting here
  *   would hold a limited slot idle), the loop claims up to batchSize jobs, more than its free slots; once its
- *   handlers ran dry while a claim was out (ranDry), up to two claims of batchSize, so the next claim is in
- *   flight while a whole batch still waits.
+ *   handlers ran dry while a full claim was out (claimReturned), up to two claims of batchSize, so the next
+ *   claim is in flight while a whole batch still waits.
  * - `paused`: a job waited here past its deadline, so handlers are slower than the batch can wait for:
  *   the job was handed back (no attempt counted) and the loop claims no more than its free slots until a
  *   handler returns, and then one claim ahead again, not two.
@@ -41,8 +41,10 @@ export interface Dispatcher {
   dispatch(): void;
   /** A handler returned. */
   resume(): void;
-  /** A claim came back to no job waiting and a slot idle, though jobs waited when it went out. */
-  ranDry(): void;
+  /** A claim goes out (see LocalQueue.claimSent). */
+  claimSent(): void;
+  /** The claim came back with `got` of the `limit` jobs it asked for, before they join (see LocalQueue.claimReturned). */
+  claimReturned(got: number, limit: number): void;
   /** Shutdown: takes out what has not started, to be handed back. */
   stop(): ClaimedRow[];
 }
@@ -78,8 +80,11 @@ export class LocalQueue implements Dispatcher {
   private timerAt = Infinity;
   /** Set while dispatch() starts jobs: see there. */
   private starting = false;
-  /** Claims of batchSize the loop may hold when claiming ahead: two once its handlers ran dry (ranDry). */
+  /** Claims of batchSize the loop may hold when claiming ahead: two once its handlers ran dry (claimReturned). */
   private claims: 1 | 2 = 1;
+  /** Deadline hand-backs so far, and what waited (and how many hand-backs) when the claim in flight went out. */
+  private handBacks = 0;
+  private sent: { waiting: number; handBacks: number } | null = null;
 
   private readonly concurrency: number;
   private readonly batchSize: number;
@@ -169,19 +174,38 @@ export class LocalQueue implements Dispatcher {
       // A handler started above may have stopped the worker (offWork from inside it): stopped stays final.
       if (this.mode !== 'stopped') this.#mode = 'paused';
       this.claims = 1;
+      this.handBacks++;
       this.owner.expired(stale);
     }
     this.rearm(now);
   }
 
+  /** A claim goes out: what waits now, to tell when it returns whether the handlers ran dry meanwhile. */
+  claimSent(): void {
+    this.sent = { waiting: this.waiting.length, handBacks: this.handBacks };
+  }
+
   /**
-   * Handlers outran a claim: jobs waited when it went out, none when it came back, and a slot sat idle. The loop
-   * holds two claims from now on (one again after a deadline hand-back), so its next claim is in flight while a
-   * batch still waits; a loop whose handlers are slower than a claim never gets here and holds one
-   * (docs/design.md, "Two claims in hand"). Only where a batch is larger than the slots.
+   * The claim came back with `got` of the `limit` jobs it asked for (before they join). Two claims are held from
+   * now on when the handlers outran it: jobs waited when it went out, none was handed back meanwhile, none waits
+   * now, a slot is idle, and it came back full (a backlog is there to hold). One again when a claim comes back
+   * short (the queue is drained) or a waiting job reaches its deadline. Only where a batch is larger than the
+   * slots (docs/design.md, "Two claims in hand").
    */
-  ranDry(): void {
-    if (this.#mode === 'ahead' && this.batchSize > this.concurrency) this.claims = 2;
+  claimReturned(got: number, limit: number): void {
+    const sent = this.sent;
+    this.sent = null;
+    if (got < limit) this.claims = 1;
+    else if (
+      sent !== null &&
+      sent.waiting > 0 &&
+      sent.handBacks === this.handBacks &&
+      this.waiting.length === 0 &&
+      this.owner.busy < this.concurrency &&
+      this.#mode === 'ahead' &&
+      this.batchSize > this.concurrency
+    )
+      this.claims = 2;
   }
 
   /** A handler returned: slots free up again, so claiming ahead may go on. */
