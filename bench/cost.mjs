@@ -16,7 +16,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killRunningCell, runCell } from './harness/cells.mjs';
+import { runCell, stopOnSignal } from './harness/cells.mjs';
 import { buildCostReport } from './harness/cost-report.mjs';
 import { findPostmaster } from './harness/cost-meter.mjs';
 import { commandLine, machineLine, measuredCode, reportDate, serverLine } from './harness/meta.mjs';
@@ -79,7 +79,6 @@ async function extensions(dbs, facts) {
 }
 
 let currentDb = null;
-let stopping = false;
 
 async function main() {
   const started = Date.now();
@@ -94,17 +93,7 @@ async function main() {
     await dbs.close().catch(() => undefined);
     await server.stop();
   };
-  const interrupted = async (signal) => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    killRunningCell();
-    if (currentDb) await dbs.drop(currentDb).catch(() => undefined);
-    await cleanup();
-    process.exit(130);
-  };
-  process.on('SIGINT', interrupted);
-  process.on('SIGTERM', interrupted);
+  stopOnSignal({ log, dbs, runningDb: () => currentDb, cleanup });
 
   try {
     const facts = await dbs.facts([

@@ -12,7 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killRunningCell, runCell } from './harness/cells.mjs';
+import { runCell, stopOnSignal } from './harness/cells.mjs';
 import { commandLine, machineLine, measuredCode, reportDate, serverLine } from './harness/meta.mjs';
 import { buildReport } from './harness/report.mjs';
 import { Databases, printable, startPostgres, withDatabase } from './harness/postgres.mjs';
@@ -112,7 +112,6 @@ function summary(r) {
 }
 
 let currentDb = null; // the running cell's database
-let stopping = false;
 
 /** Runs one cell in a child process with a timeout (bench/harness/cells.mjs); never throws for the child's failures. */
 function runChild(cell, url) {
@@ -141,17 +140,7 @@ async function main() {
     await redis?.close();
     await server.stop();
   };
-  const interrupted = async (signal) => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    killRunningCell();
-    if (currentDb) await dbs.drop(currentDb).catch(() => undefined);
-    await cleanup();
-    process.exit(130);
-  };
-  process.on('SIGINT', interrupted);
-  process.on('SIGTERM', interrupted);
+  stopOnSignal({ log, dbs, runningDb: () => currentDb, cleanup });
 
   try {
     const facts = await dbs.facts();

@@ -78,3 +78,23 @@ export function killRunningCell() {
     // gone
   }
 }
+
+/**
+ * Ctrl-C or SIGTERM during a run: kills the running cell, drops its database (`runningDb()`), runs `cleanup` and
+ * exits 130, once. Used by bench/run.mjs and bench/cost.mjs.
+ */
+export function stopOnSignal({ log, dbs, runningDb, cleanup }) {
+  let stopping = false;
+  const interrupted = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    killRunningCell();
+    const db = runningDb();
+    if (db) await dbs.drop(db).catch(() => undefined);
+    await cleanup();
+    process.exit(130);
+  };
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
+}
