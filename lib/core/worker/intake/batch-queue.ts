@@ -43,6 +43,7 @@ export class BatchQueue implements Dispatcher {
     if (this.stopped || this.waiting.length > 0 || this.running >= this.concurrency) return 0;
     return 2 * this.concurrency * this.batchSize - attempts >= this.batchSize ? this.batchSize : 0;
   }
+
   /** A batch handler's loop claims a batch only for a free call: nothing waits ahead, so nothing deepens. */
   claimSent(): void {}
 
