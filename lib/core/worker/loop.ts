@@ -24,7 +24,7 @@ import { describeFailure } from './attempt/failure.js';
 import { LeaseClock, type LeaseClockScope } from './lease-clock.js';
 import { LocalGroups } from './intake/local-groups.js';
 import { LocalQueue, type Dispatcher } from './intake/local-queue.js';
-import { SlowClaims } from './slow-claims.js';
+import { SlowClaims } from './intake/slow-claims.js';
 import type { LoopContext } from './loop-context.js';
 import { BatchQueue } from './intake/batch-queue.js';
 import { BatchRunner } from './attempt/batch-runner.js';

@@ -1,6 +1,6 @@
 // Reports a worker's slow claims: a `slow-claim` warning when a claim takes longer than the engine's threshold,
 // at most once per minute per loop, so a database that stays slow does not flood the listeners.
-import type { EngineEvents } from '../events.js';
+import type { EngineEvents } from '../../events.js';
 
 /** A queue's slow claims are reported at most this often per loop. */
 const SLOW_CLAIM_REPORT_MS = 60_000;
