@@ -27,6 +27,19 @@ describe('layers', () => {
     expect(files.length).toBeLessThanOrEqual(12);
   });
 
+  it("each folder of lib/core keeps at most 12 files, but sql/ (one file per phase of a job's life)", () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(join(root, dir)).flatMap((name) => {
+        const path = join(dir, name);
+        return statSync(join(root, path)).isDirectory() ? [path, ...folders(path)] : [];
+      });
+    const crowded = folders('lib/core')
+      .filter((dir) => dir !== join('lib', 'core', 'sql'))
+      .map((dir) => ({ dir, files: readdirSync(join(root, dir)).filter((n) => n.endsWith('.ts')).length }))
+      .filter(({ files }) => files > 12);
+    expect(crowded).toEqual([]);
+  });
+
   it('no source file in lib/ is over 400 lines, the facade (lib/core/pg-queue.ts) over 500', () => {
     const limit = (file: string) => (file === join('lib', 'core', 'pg-queue.ts') ? 500 : 400);
     const long = sources('lib')
