@@ -2,7 +2,9 @@
 // jobs per second of a bulk insert, and the Node CPU time per job (user + system, process.cpuUsage) and the jobs
 // per second of one worker draining the backlog,
 // each build in turn, interleaved, every run in a process and a schema of its own. The CPU per job does not
-// move with the database's noise the way a short drain's throughput does.
+// move with the database's noise the way a short drain's throughput does. "machine cores busy" and "machine CPU µs
+// per job" count every process over the drain (/proc/stat: the database's, the worker's, the kernel's): what a job
+// costs the whole machine, and how far a drain is from using all of it.
 //
 //   node bench/drain-cpu.mjs [--dist dist,/path/to/other/dist] [--rounds 4] [--jobs 40000] [--keys]
 //
@@ -16,7 +18,7 @@
 // PostgreSQL: DATABASE_URL (required). Prints a table: medians (min-max) per build.
 import { fileURLToPath } from 'node:url';
 import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
-import { parseArgs } from './harness/util.mjs';
+import { machineBusy, machineTicks, parseArgs } from './harness/util.mjs';
 
 const args = parseArgs(process.argv.slice(2));
 const url = process.env.DATABASE_URL;
@@ -51,6 +53,7 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   let finish;
   const all = new Promise((r) => (finish = r));
   const cpu0 = process.cpuUsage();
+  const machine0 = machineTicks();
   const t0 = performance.now();
   await q.work('d', { concurrency: 50, batchSize: 200, pollingIntervalSeconds: 0.5 }, async () => {
     if (++done === jobs) finish();
@@ -58,12 +61,15 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   await all;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const busy = machineBusy(machine0, machineTicks());
   await q.offWork('d');
   await end();
   console.log(
     JSON.stringify({
       jobsPerSecond: jobs / seconds,
       cpuMicrosPerJob: (cpu.user + cpu.system) / jobs,
+      machineBusy: busy,
+      machineMicrosPerJob: busy === null ? null : (busy * seconds * 1e6) / jobs,
       sendP50Ms: sendMs[500],
       insertsPerSecond,
     }),
@@ -82,6 +88,7 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
     payload: { jobs, keys: args.keys !== undefined },
   });
   const summary = (values, digits) => {
+    if (values.some((v) => v === null)) return '—';
     const sorted = [...values].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
     const f = (v) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -91,23 +98,25 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
     `1,000 sends one at a time, then the rest of ${jobs} jobs${args.keys !== undefined ? ' (with keys)' : ''} inserted 5,000 per statement, then a drain by one worker` +
       ` (concurrency 50, batch 200); ${rounds} interleaved rounds; medians (min–max)\n`,
   );
-  console.log('| build | send p50 ms | inserted jobs/s | worker CPU µs per job | drained jobs/s |');
-  console.log('| --- | ---: | ---: | ---: | ---: |');
-  for (const [dist, runs] of results) {
+  const columns = [
+    ['send p50 ms', 'sendP50Ms', 3],
+    ['inserted jobs/s', 'insertsPerSecond', 0],
+    ['worker CPU µs per job', 'cpuMicrosPerJob', 2],
+    ['drained jobs/s', 'jobsPerSecond', 0],
+    ['machine cores busy', 'machineBusy', 2],
+    ['machine CPU µs per job', 'machineMicrosPerJob', 1],
+  ];
+  console.log(`| build | ${columns.map(([title]) => title).join(' | ')} |`);
+  console.log(`| --- |${columns.map(() => ' ---: |').join('')}`);
+  for (const [dist, runs] of results)
     console.log(
-      `| ${dist} | ${summary(
-        runs.map((r) => r.sendP50Ms),
-        3,
-      )} | ${summary(
-        runs.map((r) => r.insertsPerSecond),
-        0,
-      )} | ${summary(
-        runs.map((r) => r.cpuMicrosPerJob),
-        2,
-      )} | ${summary(
-        runs.map((r) => r.jobsPerSecond),
-        0,
-      )} |`,
+      `| ${dist} | ${columns
+        .map(([, key, digits]) =>
+          summary(
+            runs.map((r) => r[key] ?? null),
+            digits,
+          ),
+        )
+        .join(' | ')} |`,
     );
-  }
 }

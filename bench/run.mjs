@@ -22,7 +22,7 @@ import { fmt, parseArgs } from './harness/util.mjs';
 import { PGQUEUE, TIMEOUTS, WORKLOADS } from './settings.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const ORDER = ['insert', 'drain', 'steady', 'idle', 'scale', 'memory', 'flat'];
+const ORDER = ['insert', 'drain', 'long-drain', 'steady', 'idle', 'scale', 'memory', 'flat'];
 
 const argv = process.argv.slice(2);
 const args = parseArgs(argv);
@@ -67,7 +67,8 @@ function chosenWorkloads() {
 
 /** The child's arguments for one cell: sizes from `sizes`, the system's own arguments last. */
 function cellArgs(system, workload, extra) {
-  const a = ['--workload', workload, '--jobs', String(sizes.jobs), '--chunk', String(sizes.insertChunk)];
+  const jobs = workload === 'long-drain' ? sizes.longDrainJobs : sizes.jobs;
+  const a = ['--workload', workload, '--jobs', String(jobs), '--chunk', String(sizes.insertChunk)];
   if (workload === 'steady') a.push('--sends', String(sizes.steadySends), '--interval-ms', '0');
   if (workload === 'idle') a.push('--sends', String(sizes.idleSends), '--interval-ms', String(sizes.idleIntervalMs));
   if (workload === 'flat') a.push('--flat-rows', String(sizes.flatRows), '--flat-claims', String(sizes.flatClaims));
@@ -96,6 +97,7 @@ function summary(r) {
     case 'insert':
       return `${fmt(r.rowsPerSec)} rows/s`;
     case 'drain':
+    case 'long-drain':
     case 'scale':
       return `${fmt(r.jobsPerSec)} jobs/s`;
     case 'steady':

@@ -63,6 +63,7 @@ function int(args, name, fallback) {
 const WORKLOADS_BY_NAME = {
   insert,
   drain: (system, ctx) => drain(system, ctx, {}),
+  'long-drain': (system, ctx) => drain(system, ctx, {}),
   steady: (system, ctx) => paced(system, ctx, { sends: int(ctx.args, 'sends', WORKLOADS.steadySends), intervalMs: 0 }),
   idle: (system, ctx) =>
     paced(system, ctx, {

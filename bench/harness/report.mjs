@@ -6,6 +6,7 @@ import { fmt, median } from './util.mjs';
 export const COLUMNS = [
   { key: 'insert', metric: 'rowsPerSec', title: 'bulk insert rows/s', higherIsBetter: true },
   { key: 'drain', metric: 'jobsPerSec', title: 'drain jobs/s', higherIsBetter: true },
+  { key: 'long-drain', metric: 'jobsPerSec', title: 'long drain jobs/s', higherIsBetter: true },
   { key: 'steady', metric: 'sendsPerSec', title: 'steady sends/s', higherIsBetter: true },
   { key: 'steady', metric: 'p50Ms', title: 'steady e2e p50 ms', higherIsBetter: false },
   { key: 'steady', metric: 'p95Ms', title: 'steady e2e p95 ms', higherIsBetter: false },
@@ -72,7 +73,7 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
       ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them`
       : 'One repetition';
   out.push(
-    `Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain, no-op handler, one worker process unless said otherwise.`,
+    `Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain (${sizes.longDrainJobs.toLocaleString('en-US')} in the long drain), no-op handler, one worker process unless said otherwise.`,
   );
   if (meta.note) out.push('', meta.note);
   out.push('');
@@ -132,7 +133,7 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
 
 function settingsLine(sizes) {
   return [
-    `${sizes.jobs.toLocaleString('en-US')} jobs`,
+    `${sizes.jobs.toLocaleString('en-US')} jobs (long drain ${sizes.longDrainJobs.toLocaleString('en-US')})`,
     `bulk chunks of ${sizes.insertChunk}`,
     `steady ${sizes.steadySends} sends`,
     `idle ${sizes.idleSends} sends ${sizes.idleIntervalMs} ms apart`,
@@ -146,6 +147,7 @@ function settingsLine(sizes) {
 const WORKLOAD_NOTES = (sizes) => [
   `- **insert**: ${sizes.jobs.toLocaleString('en-US')} jobs through the system's own bulk API (pgqueue \`insert\`, pg-boss \`insert\`, Graphile Worker \`addJobs\`, BullMQ \`addBulk\`, raw SQL one \`INSERT … SELECT … unnest\`), ${sizes.insertChunk} per call, one call at a time; rows/s.`,
   `- **drain**: ${sizes.jobs.toLocaleString('en-US')} jobs inserted first; the clock runs from starting one worker until the database (Redis for BullMQ) says every job is completed; jobs/s.`,
+  `- **long drain**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs: the rate once a worker has started, and how a claim copes as the table fills with worked rows.`,
   `- **steady**: a producer process sends ${sizes.steadySends} jobs one at a time, awaiting each, while a worker runs: sends/s, and latency from each \`send()\` returning to its handler starting.`,
   `- **idle**: ${sizes.idleSends} jobs sent ${sizes.idleIntervalMs} ms apart to an idle worker (a producer process): pickup latency, measured the same way.`,
   '- **scale**: the drain with 1, 2 and 4 worker processes on one database; the clock starts when all have connected.',
@@ -224,6 +226,12 @@ function targets(systems, results, settings) {
       { factor: 0.7, atLeast: true, unit: 'jobs/s' },
     ),
   );
+  const longMine = med(results, P, 'long-drain', 'jobsPerSec');
+  const longPeer = max(peers, 'long-drain', 'jobsPerSec');
+  if (longMine !== null && longPeer !== null)
+    out.push(
+      `  - the long drain, not a target: pgqueue ${fmt(longMine)} jobs/s vs ${longPeer.system.label} ${fmt(longPeer.value)} jobs/s = ${(longMine / longPeer.value).toFixed(2)}×`,
+    );
   for (const v of of(['pgqueue-variant'])) {
     const mine = med(results, v.id, 'drain', 'jobsPerSec');
     if (mine === null) continue;

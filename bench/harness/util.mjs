@@ -1,4 +1,6 @@
 // Small helpers shared by the orchestrator and the workload processes.
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 
 /** A wall-clock time in ms with sub-ms resolution, comparable between processes on one machine. */
 export const now = () => performance.timeOrigin + performance.now();
@@ -86,4 +88,27 @@ export function fmt(value) {
   const abs = Math.abs(value);
   const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : 2;
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * The machine's CPU counters (/proc/stat, Linux; null elsewhere), for machineBusy: every process counts, the
+ * database's, the worker's, this bench's own and the kernel's.
+ */
+export function machineTicks() {
+  let line;
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  } catch {
+    return null;
+  }
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are the time no process ran
+  return { idle: ticks[3] + ticks[4], total: ticks.reduce((a, b) => a + b, 0) };
+}
+
+/** How many of the machine's cores were busy on average between two machineTicks() (null when either is). */
+export function machineBusy(before, after) {
+  if (!before || !after || after.total === before.total) return null;
+  const spent = after.total - before.total;
+  return ((spent - (after.idle - before.idle)) / spent) * cpus().length;
 }
