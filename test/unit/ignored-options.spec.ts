@@ -67,6 +67,32 @@ describe('module options that would do nothing beside the others', () => {
       'warningSlowClaimMs',
       /^warningSlowClaimMs must be 0 or left out with workers: false/,
     ],
+    [
+      'listen with useListenNotify: false',
+      { connectionString: url, useListenNotify: false, listen: { connectionString: url } },
+      'listen',
+      /^listen must be left out with useListenNotify: false/,
+    ],
+    [
+      'listen with workers: false',
+      { connectionString: url, workers: false, useListenNotify: false, listen: { connectionString: url } },
+      'listen',
+      /left out with/,
+    ],
+    [
+      'listen with workers: false (LISTEN left on)',
+      { connectionString: url, workers: false, listen: { connectionString: url } },
+      'listen',
+      /^listen must be left out with workers: false \(the LISTEN connection wakes worker loops/,
+    ],
+    ['listen that says nowhere to go', { connectionString: url, listen: { user: 'x' } }, 'listen', /with a connectionString or a host/],
+    ['listen as a string', { connectionString: url, listen: url }, 'listen', /^listen must be a pg.ClientConfig/],
+    [
+      'listen with an empty connectionString',
+      { connectionString: url, listen: { connectionString: '' } },
+      'listen.connectionString',
+      /non-empty/,
+    ],
   ])('%s is refused', (_what, options, field, message) => {
     const err = refusal(() => resolveConfig(options));
     expect(err.field).toBe(field);
@@ -85,6 +111,12 @@ describe('module options that would do nothing beside the others', () => {
       warningSlowClaimMs: 0,
     };
     expect(resolveConfig(api)).toMatchObject({ workers: false, useListenNotify: false });
+    expect(resolveConfig({ connectionString: url, listen: { connectionString: url } }).listen).toEqual({ connectionString: url });
+    expect(resolveConfig({ connectionString: url, listen: { host: 'db', port: 5433 } }).listen).toEqual({ host: 'db', port: 5433 });
+    expect(resolveConfig({ connectionString: url }).listen).toBeNull();
+    // left out: prepared unless a pooler is found at start (null); said: as said
+    expect(resolveConfig({ connectionString: url }).preparedStatements).toBeNull();
+    expect(resolveConfig({ connectionString: url, preparedStatements: true }).preparedStatements).toBe(true);
     expect(resolveConfig({ connectionString: url, persistQueueStats: true, queueStatRetentionDays: 30 })).toMatchObject({
       queueStatRetentionDays: 30,
     });

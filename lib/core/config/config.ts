@@ -31,6 +31,12 @@ export interface QueueModuleOptions {
   /** Wake idle workers with LISTEN/NOTIFY; polling stays as the fallback (default true). */
   useListenNotify?: boolean;
   /**
+   * Where the LISTEN connection goes, when not where the pool goes: a `pg.ClientConfig` (`{ connectionString }`
+   * at least). Behind a transaction-mode pooler, point it straight at PostgreSQL: a LISTEN through the pooler
+   * hears nothing, so without it the engine turns LISTEN off there (with a `pooler` warning) and idle loops poll.
+   */
+  listen?: pg.ClientConfig;
+  /**
    * Seconds between monitor passes (default 60): one supervising instance counts each queue's jobs and caches the
    * counts that getQueues() and the health check read.
    */
@@ -53,10 +59,12 @@ export interface QueueModuleOptions {
   /** Connections in the pool the queue creates from `connectionString` (default 10); refused beside `pool` or `db`. */
   poolSize?: number;
   /**
-   * Prepare the engine's statements on the pool it creates from `connectionString` (default true). Set it
-   * to false behind a transaction-mode pooler (PgBouncer `pool_mode = transaction`), where a prepared
-   * statement or a session setting does not follow the session. Beside `pool` or `db` the engine prepares nothing
-   * and keeps the pool's settings: `true` is refused there.
+   * Prepare the engine's statements, and open its connections with its session settings, on the pool it creates
+   * from `connectionString`. Left out: yes, unless the engine finds a transaction-mode pooler on the way (PgBouncer
+   * `pool_mode = transaction`), where a prepared statement or a session setting does not follow the session; it
+   * then works without both and says so once (a `pooler` warning). `true`: the start fails behind such a pooler;
+   * `false`: never. Beside `pool` or `db` the engine prepares nothing and keeps the pool's settings: `true` is
+   * refused there.
    */
   preparedStatements?: boolean;
   /** Where the engine logs; Nest's Logger by default inside Nest, the console otherwise. */
@@ -88,6 +96,8 @@ export interface ResolvedConfig {
   readonly startWorkers: boolean;
   readonly supervise: boolean;
   readonly useListenNotify: boolean;
+  /** The LISTEN connection's own settings; null: those of the pool. */
+  readonly listen: pg.ClientConfig | null;
   readonly monitorIntervalSeconds: number;
   readonly maintenanceIntervalSeconds: number;
   readonly shutdownTimeoutMs: number;
@@ -96,7 +106,8 @@ export interface ResolvedConfig {
   readonly warningSlowClaimMs: number;
   readonly maxPayloadBytes: number;
   readonly poolSize: number;
-  readonly preparedStatements: boolean;
+  /** null: left out (prepared unless a pooler is found at start). */
+  readonly preparedStatements: boolean | null;
   readonly logger: QueueLogger | null;
   readonly logJobFailures: boolean;
   /** undefined: trace when @opentelemetry/api can be imported. */
@@ -164,6 +175,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     startWorkers: optBool('startWorkers', o.startWorkers) ?? true,
     supervise: optBool('supervise', o.supervise) ?? true,
     useListenNotify: optBool('useListenNotify', o.useListenNotify) ?? true,
+    listen: listenConfig(o.listen),
     logJobFailures: optBool('logJobFailures', o.logJobFailures) ?? true,
     tracing: optBool('tracing', o.tracing),
     monitorIntervalSeconds: optInt('monitorIntervalSeconds', o.monitorIntervalSeconds, 1, 86_400) ?? 60,
@@ -174,11 +186,24 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     warningSlowClaimMs: optInt('warningSlowClaimMs', o.warningSlowClaimMs, 0, 3_600_000) ?? 1000,
     maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),
     poolSize: optInt('poolSize', o.poolSize, 1, 1000) ?? 10,
-    preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? true,
+    preparedStatements: optBool('preparedStatements', o.preparedStatements) ?? null,
     logger: o.logger ?? null,
   });
   refuseIneffective(o);
   return config;
+}
+
+/** The `listen` option: a pg.ClientConfig that says where to connect (a connectionString or a host), copied. */
+function listenConfig(value: unknown): pg.ClientConfig | null {
+  if (value === undefined) return null;
+  const accepted = 'a pg.ClientConfig with a connectionString or a host (the LISTEN connection straight to PostgreSQL)';
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidOptionError('listen', accepted, value);
+  const c = value as pg.ClientConfig;
+  if (c.connectionString !== undefined && (typeof c.connectionString !== 'string' || c.connectionString.length === 0))
+    throw new InvalidOptionError('listen.connectionString', 'a non-empty PostgreSQL URL', c.connectionString);
+  if (c.connectionString === undefined && (typeof c.host !== 'string' || c.host.length === 0))
+    throw new InvalidOptionError('listen', accepted, value);
+  return Object.freeze({ ...c });
 }
 
 /**
@@ -197,6 +222,8 @@ function refuseIneffective(o: QueueModuleOptions): void {
       `false or left out with ${handed}: on a pool handed in the engine prepares nothing and keeps the pool's own session settings`,
       true,
     );
+  if (o.listen !== undefined && o.useListenNotify === false)
+    throw new InvalidOptionError('listen', 'left out with useListenNotify: false (there is no LISTEN connection to place)', o.listen);
   if (o.queueStatRetentionDays !== undefined && o.persistQueueStats !== true)
     throw new InvalidOptionError(
       'queueStatRetentionDays',
@@ -204,6 +231,12 @@ function refuseIneffective(o: QueueModuleOptions): void {
       o.queueStatRetentionDays,
     );
   if (o.workers !== false) return;
+  if (o.listen !== undefined)
+    throw new InvalidOptionError(
+      'listen',
+      'left out with workers: false (the LISTEN connection wakes worker loops, and this instance runs none)',
+      o.listen,
+    );
   // what only this instance's worker loops use: with workers: false it runs none
   const loopsOnly: [keyof QueueModuleOptions, unknown, string][] = [
     ['startWorkers', false, 'there are no loops to start'],

@@ -155,6 +155,7 @@ export const MODULE_OPTIONS = keySet(
     'startWorkers',
     'supervise',
     'useListenNotify',
+    'listen',
     'monitorIntervalSeconds',
     'maintenanceIntervalSeconds',
     'shutdownTimeoutMs',

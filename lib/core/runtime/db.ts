@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { InvalidOptionError } from '../errors.js';
+import { sqlState, SQLSTATE } from './pg-errors.js';
 import { beginEngineTransaction, commitTransaction, rollbackTransaction } from '../sql/transaction.js';
 
 /** Runs one parameterised statement and returns its rows. */
@@ -24,8 +25,8 @@ interface PgQueryable {
  *   which every statement assumes. Why each, and what it cost without: docs/design.md, "Planning: what is prepared
  *   and what is planned on each run".
  * They go as startup options, added to those the connection string may carry (pg lets the string's own `options`
- * replace the config's). With `preparedStatements: false` (transaction-mode poolers) neither they nor prepared
- * statements are used.
+ * replace the config's). Behind a transaction-mode pooler (found by openEnginePool, or `preparedStatements: false`)
+ * neither they nor prepared statements are used.
  */
 export const ENGINE_SESSION =
   '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c default_transaction_isolation=read\\ committed';
@@ -56,20 +57,118 @@ export function statementName(text: string): string {
 }
 
 /**
+ * The statements a pool prepares, until a pooler shows that a prepared statement does not last there: a pooler in
+ * transaction mode that passed the start's check (openEnginePool) hands each transaction a server connection of its
+ * own, which lacks (26000) or already has (42P05) the statement the client believes it prepared. The first such
+ * error turns naming off for the pool (`onLost` says so once); the statement failed before it ran, so it is sent
+ * again unnamed.
+ */
+export class StatementNames {
+  #lost = false;
+
+  constructor(
+    private readonly texts: ReadonlySet<string>,
+    private readonly onLost: (err: unknown) => void,
+  ) {}
+
+  /** Whether statements are still prepared. */
+  get active(): boolean {
+    return !this.#lost;
+  }
+
+  /** The name `text` is prepared under, or null: sent unnamed. */
+  nameOf(text: string): string | null {
+    return !this.#lost && this.texts.has(text) ? statementName(text) : null;
+  }
+
+  /** Naming is off from now on. */
+  lose(err: unknown): void {
+    if (this.#lost) return;
+    this.#lost = true;
+    this.onLost(err);
+  }
+}
+
+/** A prepared statement the server connection did not have, or had already: see StatementNames. */
+export function lostPreparedStatement(err: unknown): boolean {
+  const code = sqlState(err);
+  return code === SQLSTATE.preparedStatementMissing || code === SQLSTATE.preparedStatementExists;
+}
+
+/**
  * An executor over a pg Pool or client. A statement whose text is in `planOnce` is prepared once per
  * connection (named after its text) and runs its generic plan; only for connections that ran
  * ENGINE_SESSION. Every other statement is unnamed: planned on each run, for the table as it is then.
  */
-export function pgExecutor(target: PgQueryable, planOnce: ReadonlySet<string> = NONE): Executor {
+export function pgExecutor(target: PgQueryable, planOnce: ReadonlySet<string> | StatementNames = NONE): Executor {
+  const nameOf =
+    planOnce instanceof StatementNames
+      ? (text: string) => planOnce.nameOf(text)
+      : (text: string) => (planOnce.has(text) ? statementName(text) : null);
   return {
     async query<R>(text: string, values: unknown[] = []) {
-      const result = await target.query(planOnce.has(text) ? { name: statementName(text), text, values } : { text, values });
-      return result.rows as R[];
+      const name = nameOf(text);
+      if (name === null) return (await target.query({ text, values })).rows as R[];
+      try {
+        return (await target.query({ name, text, values })).rows as R[];
+      } catch (err) {
+        if (!(planOnce instanceof StatementNames) || !lostPreparedStatement(err)) throw err;
+        planOnce.lose(err);
+        return (await target.query({ text, values })).rows as R[];
+      }
     },
   };
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** The engine's own pool, and the pooler found on the way to PostgreSQL (null: none found, or none looked for). */
+export interface EnginePool {
+  readonly pool: pg.Pool;
+  /** What showed a transaction-mode pooler: a clause for a warning ("… refused …"). */
+  readonly pooler: string | null;
+}
+
+/** How PgBouncer answers a startup parameter it does not pass on (`options` unless in ignore_startup_parameters). */
+function refusedStartupParameter(err: unknown): boolean {
+  return sqlState(err) === SQLSTATE.protocolViolation && /startup parameter/i.test((err as Error).message ?? '');
+}
+
+/**
+ * Opens the engine's pool on `connectionString` (`prepared`: the preparedStatements option). Unless it is false, the
+ * connections open with ENGINE_SESSION and `check` (sql/migrate.ts: enginePlanCacheMode) reads on one of them that
+ * they did: a transaction-mode pooler refuses the startup parameter that carries them (PgBouncer: "unsupported
+ * startup parameter: options") or drops it. Behind one, the pool opens again without them (left out), or the start
+ * fails (true: InvalidOptionError naming the option). Another error ends the pool and is thrown.
+ */
+export async function openEnginePool(connectionString: string, max: number, prepared: boolean | null, check: string): Promise<EnginePool> {
+  // allowExitOnIdle: idle connections never keep the process alive on their own.
+  const open = (target: { connectionString: string; options?: string }) => new pg.Pool({ ...target, max, allowExitOnIdle: true });
+  if (prepared === false) return { pool: open({ connectionString }), pooler: null };
+  const pool = open(withEngineSession(connectionString));
+  let pooler: string | null = null;
+  try {
+    const { rows } = await pool.query<{ plan_cache_mode: string }>(check);
+    const mode = rows[0]?.plan_cache_mode;
+    if (mode !== 'force_generic_plan')
+      pooler = `dropped the session settings the engine's connections open with (plan_cache_mode is ${mode})`;
+  } catch (err) {
+    if (!refusedStartupParameter(err)) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+    pooler = `refused the session settings the engine's connections open with (${(err as Error).message})`;
+  }
+  if (pooler === null) return { pool, pooler };
+  await pool.end().catch(() => undefined);
+  if (prepared === true)
+    throw new InvalidOptionError(
+      'preparedStatements',
+      `left out or false here: the way to PostgreSQL ${pooler}, as a transaction-mode pooler does`,
+      true,
+    );
+  return { pool: open({ connectionString }), pooler };
+}
 
 interface DrizzleLike {
   execute(query: unknown): Promise<unknown>;

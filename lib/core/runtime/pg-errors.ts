@@ -15,6 +15,14 @@ export const SQLSTATE = {
   noActiveTransaction: '25P01',
   /** A lock was not granted within lock_timeout: the statement was cancelled, and may be tried again. */
   lockNotAvailable: '55P03',
+  /**
+   * A prepared statement the session does not have (26000) or already has (42P05): behind a transaction-mode pooler
+   * the statements a client prepared stay on the server connections it was given then, not the one it has now.
+   */
+  preparedStatementMissing: '26000',
+  preparedStatementExists: '42P05',
+  /** A protocol violation: how PgBouncer refuses a startup parameter it does not know (`options`). */
+  protocolViolation: '08P01',
 } as const;
 
 /** The SQLSTATE of `err`, or undefined when it carries none. */

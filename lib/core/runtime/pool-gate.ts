@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { checkout, pgExecutor, type Executor } from './db.js';
+import { checkout, pgExecutor, type Executor, type StatementNames } from './db.js';
 import { QueueError } from '../errors.js';
 
 /** The error of every call made to a queue once `close()` has begun. */
@@ -32,7 +32,7 @@ export class PoolGate {
 
   constructor(
     private readonly pool: pg.Pool,
-    planOnce?: ReadonlySet<string>,
+    planOnce?: StatementNames,
   ) {
     const inner = pgExecutor(pool, planOnce);
     this.exec = { query: (text, values) => this.track(() => inner.query(text, values), true) };

@@ -3,7 +3,7 @@
 // Units receive it and read it; only start() and close() change it.
 import pg from 'pg';
 import type { ResolvedConfig } from '../config/config.js';
-import { drizzlePool, withEngineSession, type Executor } from './db.js';
+import { drizzlePool, openEnginePool, StatementNames, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
 import { startupError } from './startup-error.js';
 import { QueueError } from '../errors.js';
@@ -12,6 +12,7 @@ import { Maintenance, type MaintenanceResult } from '../passes/maintenance.js';
 import { QueueMonitor, type MonitorResult } from '../passes/monitor.js';
 import { QueueRouter } from '../queues/router.js';
 import { buildStatements, type Statements } from '../sql/index.js';
+import { enginePlanCacheMode } from '../sql/migrate.js';
 import { loadTracing, type Tracing } from './tracing.js';
 import type { EngineEvents } from '../events.js';
 import { PassLane, Supervisor } from '../passes/supervisor.js';
@@ -33,6 +34,12 @@ export class Runtime {
   /** The monitor pass this instance runs when it supervises; getQueue's `force` recounts through it. */
   private readonly monitor: QueueMonitor;
   private pool: pg.Pool | null = null;
+  /** The statements the engine's own pool prepares, until a pooler shows they do not last (null: none are). */
+  private names: StatementNames | null = null;
+  /** What showed a transaction-mode pooler on the way to PostgreSQL (null: none found). */
+  private poolerFound: string | null = null;
+  /** Told once when a pooler is found (the LISTEN connection, which a pooler makes deaf). */
+  private readonly poolerListeners: (() => void)[] = [];
   /** The engine's statements and checkouts on `pool`, which close() waits for before it ends the pool. */
   private gate: PoolGate | null = null;
   private starting: Promise<void> | null = null;
@@ -132,16 +139,50 @@ export class Runtime {
   }
 
   /**
-   * Whether statements may be prepared (named) on the engine's connections: only on a pool the engine made with
-   * its session settings, and not behind a transaction-mode pooler (preparedStatements: false).
+   * Whether statements are prepared (named) on the engine's connections: only on a pool the engine made with
+   * its session settings, and not behind a transaction-mode pooler (found, or preparedStatements: false).
    */
   get namesStatements(): boolean {
-    return this.config.connectionString !== null && this.config.preparedStatements;
+    return this.names?.active ?? false;
   }
 
-  /** The settings the engine's pool connects with, for a connection of its own beside the pool (LISTEN). */
+  /** The settings the engine's pool connects with. */
   get connectionOptions(): pg.ClientConfig {
     return { ...(this.pool as pg.Pool & { options: pg.ClientConfig }).options };
+  }
+
+  /**
+   * Where the LISTEN connection goes: the `listen` option's server, else the pool's, except behind a pooler
+   * found on the pool's way (null: LISTEN is off, as it would hear nothing there).
+   */
+  listenTarget(): pg.ClientConfig | null {
+    if (this.config.listen) return { ...this.config.listen };
+    return this.poolerFound === null ? this.connectionOptions : null;
+  }
+
+  /** Runs `listener` once a pooler is found on the pool's way (at start, or later by a lost prepared statement). */
+  onPooler(listener: () => void): void {
+    this.poolerListeners.push(listener);
+  }
+
+  /** A transaction-mode pooler is on the pool's way (`how`: what showed it): said once, and its listeners told. */
+  private behindPooler(how: string): void {
+    if (this.poolerFound !== null) return;
+    this.poolerFound = how;
+    const cfg = this.config;
+    const listen = cfg.useListenNotify && cfg.workers && cfg.listen ? 'direct' : 'off';
+    const wakeUps =
+      !cfg.useListenNotify || !cfg.workers
+        ? ''
+        : listen === 'direct'
+          ? '; LISTEN goes to the server of the listen option'
+          : '; LISTEN is off, as it hears nothing through such a pooler, and idle worker loops poll (pollingIntervalSeconds): give listen: { connectionString } straight to PostgreSQL for wake-ups in milliseconds';
+    this.events.warning({
+      type: 'pooler',
+      message: `the way to PostgreSQL ${how}, as a transaction-mode pooler does: the engine's statements run unnamed and without its session settings${wakeUps}`,
+      listen,
+    });
+    for (const listener of this.poolerListeners.splice(0)) listener();
   }
 
   /** One maintenance pass now (see PgQueue.maintain). */
@@ -170,12 +211,22 @@ export class Runtime {
   private async open(): Promise<void> {
     const cfg = this.config;
     this.tracing = await loadTracing(cfg.tracing);
+    let pooler: string | null = null;
     if (cfg.connectionString) {
-      // allowExitOnIdle: idle connections never keep the process alive on their own.
       // Its connections open with the engine's session settings (ENGINE_SESSION), unless preparedStatements
-      // is off (a transaction-mode pooler).
-      const target = cfg.preparedStatements ? withEngineSession(cfg.connectionString) : { connectionString: cfg.connectionString };
-      this.pool = new pg.Pool({ ...target, max: cfg.poolSize, allowExitOnIdle: true });
+      // is off or a transaction-mode pooler is on the way (openEnginePool).
+      let opened;
+      try {
+        opened = await openEnginePool(cfg.connectionString, cfg.poolSize, cfg.preparedStatements, enginePlanCacheMode);
+      } catch (err) {
+        throw startupError(err, cfg.connectionString);
+      }
+      this.pool = opened.pool;
+      pooler = opened.pooler;
+      if (pooler === null && cfg.preparedStatements !== false)
+        this.names = new StatementNames(this.router.preparedTexts, (err) =>
+          this.behindPooler(`lost a statement the engine had prepared (${(err as Error).message})`),
+        );
     } else {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
@@ -184,7 +235,8 @@ export class Runtime {
     // the engine uses it: close() takes the listener off, leaving the pool as it was found.
     this.pool.on('error', this.onIdleError);
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
-    this.gate = new PoolGate(this.pool, this.namesStatements ? this.router.preparedTexts : undefined);
+    this.gate = new PoolGate(this.pool, this.names ?? undefined);
+    if (pooler !== null) this.behindPooler(pooler);
     if (cfg.migrate) {
       try {
         this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log, MIGRATION_LOCKS, () => this.closingFlag);

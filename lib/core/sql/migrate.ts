@@ -22,6 +22,12 @@ WHERE locktype = 'advisory' AND granted AND classid = ${MIGRATION_LOCK} AND obji
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 /**
+ * The planner setting the engine's connections open with (ENGINE_SESSION in runtime/db.ts), read on one of them at
+ * start: a pooler that drops startup parameters leaves the server's default, and the engine then knows where it is.
+ */
+export const enginePlanCacheMode = `SELECT current_setting('plan_cache_mode') AS plan_cache_mode`;
+
+/**
  * The session's lock_timeout and statement_timeout in milliseconds (0: none; every unit they show in reads as an
  * interval), and the server's version, which migrate() checks before it changes anything (server-version.ts).
  */

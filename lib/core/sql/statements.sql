@@ -2604,6 +2604,9 @@ CREATE SCHEMA IF NOT EXISTS "pgqueue"
 -- migrate.ts: endMigrationTry
 RELEASE SAVEPOINT pgqueue_migration
 
+-- migrate.ts: enginePlanCacheMode
+SELECT current_setting('plan_cache_mode') AS plan_cache_mode
+
 -- migrate.ts: migrationScript
 -- a header (lib/core/runtime/migrate.ts: the package version, the versions from and to)
 BEGIN;

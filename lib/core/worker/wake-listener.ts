@@ -16,6 +16,8 @@ export interface WakeableLoop {
 /** One engine's LISTEN connection for its loops: opened with the first loop, closed by stopWorkers() and close(). */
 export class WakeListener {
   private notifier: Notifier | null = null;
+  /** Whether open() asked the runtime to be told of a pooler. */
+  private watching = false;
 
   constructor(
     private readonly rt: Runtime,
@@ -28,8 +30,18 @@ export class WakeListener {
    */
   async open(): Promise<void> {
     if (!this.rt.config.useListenNotify || this.notifier || this.rt.closing) return;
+    // behind a transaction-mode pooler without the listen option, LISTEN would hear nothing: the loops poll
+    const target = this.rt.listenTarget();
+    if (target === null) return;
+    if (!this.watching) {
+      this.watching = true;
+      // a pooler found later (a prepared statement lost) makes a LISTEN through the pool deaf: closed then
+      this.rt.onPooler(() => {
+        if (this.rt.listenTarget() === null) void this.close();
+      });
+    }
     this.notifier = new Notifier(
-      this.rt.connectionOptions,
+      target,
       this.rt.config.channel,
       (queue, dueInMs) => {
         for (const loop of this.loops()) if (loop.queue === queue) loop.heard(dueInMs);

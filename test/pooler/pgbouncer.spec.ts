@@ -1,0 +1,219 @@
+// The engine behind PgBouncer in transaction mode, with its default options: it finds the pooler at start, works
+// without prepared statements and session settings, says so once (a `pooler` warning), and turns LISTEN off unless
+// the `listen` option sends it straight to PostgreSQL. Needs Debian's pgbouncer (.ci/run installs it); without
+// one these tests are skipped, and say so.
+import pg from 'pg';
+import { PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
+import type { QueueWarning } from '../../lib/core/events.js';
+import { InvalidOptionError } from '../../lib/core/errors.js';
+import { pgExecutor, StatementNames } from '../../lib/core/runtime/db.js';
+import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
+import { pgBouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
+
+const binary = pgBouncerBinary();
+if (!binary) console.warn('[tests] no pgbouncer on this machine: the tests behind PgBouncer are skipped (apt-get install pgbouncer)');
+const withBouncer = binary ? describe : describe.skip;
+
+withBouncer('behind PgBouncer in transaction mode', () => {
+  let bouncer: PgBouncer;
+  const pool = testPool();
+  const schemas: string[] = [];
+  const made: PgQueue[] = [];
+
+  beforeAll(async () => {
+    bouncer = await startPgBouncer(testUrl());
+  });
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((q) => q.close()));
+  });
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+    await bouncer?.stop();
+  });
+
+  /** An engine through the bouncer on a schema of its own, with its warnings kept. */
+  function engine(options: Record<string, unknown> = {}, schema = uniqueSchema('bouncer')) {
+    if (!schemas.includes(schema)) schemas.push(schema);
+    const warnings: QueueWarning[] = [];
+    const q = new PgQueue({ connectionString: bouncer.url, schema, poolSize: 4, logger: recordingLogger(), ...options });
+    q.on('warning', (w) => warnings.push(w));
+    made.push(q);
+    return { q, schema, warnings };
+  }
+
+  it('starts with default options, says once that it found a pooler, and sends and works jobs', async () => {
+    const { q, schema, warnings } = engine();
+    await q.createQueue('plain');
+    const poolerWarnings = () => warnings.filter((w) => w.type === 'pooler');
+    expect(poolerWarnings()).toHaveLength(1);
+    expect(poolerWarnings()[0]).toMatchObject({ type: 'pooler', listen: 'off' });
+    expect(poolerWarnings()[0]!.message).toMatch(/unsupported startup parameter: options/);
+    expect(runtimeOf(q).namesStatements).toBe(false);
+    const n = 300;
+    await q.insert(
+      'plain',
+      Array.from({ length: n }, (_, i) => ({ data: { i } })),
+    );
+    const seen = new Set<number>();
+    await q.work('plain', { concurrency: 8, batchSize: 50, pollingIntervalSeconds: 0.2 }, async (job) => {
+      seen.add((job.data as { i: number }).i);
+    });
+    await until(async () => (await stateCounts(pool, schema, 'plain')).completed === n, `${n} jobs completed through the bouncer`);
+    expect(seen.size).toBe(n);
+    expect(poolerWarnings()).toHaveLength(1);
+  });
+
+  it('finds the pooler when it drops the session settings instead of refusing them', async () => {
+    const lax = await startPgBouncer(testUrl(), { ignoreStartupParameters: ['options'] });
+    try {
+      const schema = uniqueSchema('bouncer');
+      schemas.push(schema);
+      const warnings: QueueWarning[] = [];
+      const q = new PgQueue({ connectionString: lax.url, schema, poolSize: 2, logger: recordingLogger() });
+      q.on('warning', (w) => warnings.push(w));
+      try {
+        await q.createQueue('dropped');
+        expect(warnings.filter((w) => w.type === 'pooler')).toEqual([
+          expect.objectContaining({ listen: 'off', message: expect.stringMatching(/plan_cache_mode is auto/) }),
+        ]);
+        expect(runtimeOf(q).namesStatements).toBe(false);
+        await q.send('dropped', { a: 1 });
+        expect((await q.fetch('dropped'))[0]?.data).toEqual({ a: 1 });
+      } finally {
+        await q.close();
+      }
+    } finally {
+      await lax.stop();
+    }
+  });
+
+  it('refuses to start with preparedStatements: true, naming the option', async () => {
+    const { q } = engine({ preparedStatements: true });
+    const err = await q.createQueue('never').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidOptionError);
+    expect((err as InvalidOptionError).field).toBe('preparedStatements');
+    expect((err as Error).message).toMatch(/transaction-mode pooler/);
+  });
+
+  it('with listen straight to PostgreSQL, an idle worker is woken by NOTIFY, not by its poll', async () => {
+    const { q, schema, warnings } = engine({ listen: { connectionString: testUrl() } });
+    await q.createQueue('woken');
+    expect(warnings.filter((w) => w.type === 'pooler')).toEqual([expect.objectContaining({ listen: 'direct' })]);
+    const started: number[] = [];
+    // polls once a minute: only a wake-up runs these jobs within the test's deadline
+    await q.work('woken', { pollingIntervalSeconds: 60 }, async () => void started.push(Date.now()));
+    // the loop's LISTEN is in place once its first (empty) claim has returned and it sleeps
+    await until(
+      async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = $1`, [`LISTEN "pgqueue_${schema}"`])).rowCount! > 0,
+      'the LISTEN connection, straight to PostgreSQL',
+    );
+    for (let i = 0; i < 5; i++) {
+      const sent = Date.now();
+      await q.send('woken', { i });
+      await until(() => started.length === i + 1, `job ${i} picked up through its NOTIFY`, 10_000, 5);
+      expect(started[i]! - sent).toBeLessThan(10_000);
+    }
+  });
+
+  it('without listen, LISTEN is off and idle workers find jobs by polling', async () => {
+    const { q, schema } = engine();
+    await q.createQueue('polled');
+    await q.work('polled', { pollingIntervalSeconds: 0.2 }, async () => undefined);
+    await q.send('polled', {});
+    await until(async () => (await stateCounts(pool, schema, 'polled')).completed === 1, 'the job found by a poll');
+    const listening = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = $1`, [`LISTEN "pgqueue_${schema}"`]);
+    expect(listening.rowCount).toBe(0);
+  });
+
+  it('runs flows, key_strict_fifo in order, transactional handlers, pause, and the maintenance and monitor passes', async () => {
+    const { q, schema } = engine();
+    await q.createQueue('fifo', { policy: 'key_strict_fifo' });
+    await q.createQueue('tx');
+    await q.createQueue('parent');
+    await q.createQueue('child');
+    // flow: the child waits for its parent
+    const ids = await q.flow([
+      { name: 'parent', ref: 'p', data: { step: 1 } },
+      { name: 'child', ref: 'c', data: { step: 2 }, dependsOn: ['p'] },
+    ]);
+    expect(await q.fetch('child')).toEqual([]);
+    const [parent] = await q.fetch('parent');
+    await q.complete('parent', parent!.id);
+    expect((await q.fetch('child')).map((j) => j.id)).toEqual([ids.c]);
+    // key_strict_fifo: one key's jobs in the order sent, several loops' worth of concurrency
+    await q.insert(
+      'fifo',
+      Array.from({ length: 30 }, (_, i) => ({ data: { i }, singletonKey: `k${i % 3}` })),
+    );
+    const order: Record<string, number[]> = {};
+    await q.work('fifo', { concurrency: 4, pollingIntervalSeconds: 0.1 }, async (job) => {
+      (order[job.singletonKey!] ??= []).push((job.data as { i: number }).i);
+    });
+    // transactional: the handler's own write commits with the job's completion
+    await pool.query(`CREATE TABLE "${schema}".notes (note text)`);
+    await q.work('tx', { transactional: true, pollingIntervalSeconds: 0.1 }, async (job) => {
+      await job.db!.query(`INSERT INTO "${schema}".notes VALUES ($1)`, [String((job.data as { n: number }).n)]);
+    });
+    await q.insert(
+      'tx',
+      Array.from({ length: 10 }, (_, n) => ({ data: { n } })),
+    );
+    await until(async () => (await stateCounts(pool, schema, 'fifo')).completed === 30, 'the key_strict_fifo jobs completed');
+    for (const [key, seen] of Object.entries(order)) expect([key, seen]).toEqual([key, [...seen].sort((x, y) => x - y)]);
+    await until(async () => (await stateCounts(pool, schema, 'tx')).completed === 10, 'the transactional jobs completed');
+    expect((await pool.query(`SELECT count(*)::int AS n FROM "${schema}".notes`)).rows[0].n).toBe(10);
+    // pause: stored, obeyed by this instance's loop; send() keeps working
+    await q.pauseQueue('tx');
+    await q.send('tx', { n: 99 });
+    expect((await q.getQueue('tx', { force: true }))!.readyCount).toBe(1);
+    await q.resumeQueue('tx');
+    await until(async () => (await stateCounts(pool, schema, 'tx')).completed === 11, 'the job sent while paused, once resumed');
+    // the passes, each in its transaction with its advisory lock
+    await expect(q.maintain({ force: true })).resolves.toBeDefined();
+    await expect(q.monitor({ force: true })).resolves.toBeDefined();
+  });
+
+  it('two instances that start at once on a fresh schema migrate it once between them', async () => {
+    const schema = uniqueSchema('bouncer');
+    const [one, two] = [engine({}, schema), engine({}, schema)];
+    await Promise.all([one.q.createQueue('both'), two.q.createQueue('both')]);
+    const versions = await pool.query(
+      `SELECT version, count(*)::int AS n FROM "${schema}".migrations GROUP BY version HAVING count(*) > 1`,
+    );
+    expect(versions.rows).toEqual([]);
+    await one.q.send('both', { from: 'one' });
+    expect((await two.q.fetch('both'))[0]?.data).toEqual({ from: 'one' });
+  });
+
+  it('a prepared statement the pooler lost is sent again unnamed, and naming stops, said once', async () => {
+    // One server connection to start with: client A prepares on it; while B holds it, A's next statement gets
+    // a second server connection, which never saw the statement (26000), or a third that did (42P05).
+    const single = await startPgBouncer(testUrl(), { poolSize: 2 });
+    const a = new pg.Pool({ connectionString: single.url, max: 1 });
+    const b = new pg.Pool({ connectionString: single.url, max: 1 });
+    try {
+      const text = 'SELECT $1::int + 1 AS n';
+      const lost: unknown[] = [];
+      const names = new StatementNames(new Set([text]), (err) => lost.push(err));
+      const exec = pgExecutor(a, names);
+      expect(await exec.query(text, [1])).toEqual([{ n: 2 }]);
+      const holding = b.query('SELECT pg_sleep(0.5)');
+      await until(
+        async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)'`)).rowCount! > 0,
+        'B holding the first server connection',
+      );
+      expect(await exec.query(text, [2])).toEqual([{ n: 3 }]);
+      await holding;
+      expect(lost).toHaveLength(1);
+      expect((lost[0] as { code?: string }).code).toMatch(/^(26000|42P05)$/);
+      expect(names.active).toBe(false);
+      expect(await exec.query(text, [3])).toEqual([{ n: 4 }]);
+      expect(lost).toHaveLength(1);
+    } finally {
+      await a.end();
+      await b.end();
+      await single.stop();
+    }
+  });
+});
