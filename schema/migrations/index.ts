@@ -2,6 +2,11 @@
  * Versioned migrations: the installer of the queue's tables. Each is applied once, in order, inside the
  * transaction that holds the migration lock (see lib/core/runtime/migrate.ts), and recorded in `migrations`.
  * `s` is the schema name, already validated and quoted as an identifier.
+ *
+ * A migration keeps the release before it working on the migrated schema (a rolling deploy runs both): it adds
+ * (expand), and drops, renames or constrains what that release still uses only a release later (contract).
+ * docs/operations.md, "Upgrades", has the rules; test/package/rolling-deploy.spec.ts runs the release before the
+ * newest migration beside this one.
  */
 export interface Migration {
   readonly version: number;

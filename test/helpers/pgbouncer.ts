@@ -126,7 +126,7 @@ export async function startPgBouncer(targetUrl: string, options: PgBouncerOption
       if (Date.now() > deadline) {
         const text = log();
         await stop();
-        throw new Error(`pgbouncer did not answer within 15 s (${(err as Error).message}): ${text}`);
+        throw new Error(`pgbouncer did not answer within 15 s (${(err as Error).message}): ${text}`, { cause: err });
       }
       await new Promise((r) => setTimeout(r, 50));
     }
