@@ -7,10 +7,12 @@
 //
 //   node bench/deferred.mjs [--dist dist,/path/to/other/dist] [--peers pg-boss] [--rounds 2] [--jobs 500] [--retries 50] [--spread-s 10]
 //
+// A build named `dist+pgbouncer` runs through a PgBouncer in transaction mode started for the run (Debian's
+// pgbouncer), its LISTEN straight to PostgreSQL (the `listen` option): `--dist dist,dist+pgbouncer` compares the two.
 // PostgreSQL: DATABASE_URL (required). Prints a table: per build and kind of job, lateness p50/p95/max.
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
+import { childEngine, distsOf, runInterleaved, startPoolerFor } from './harness/builds.mjs';
 import { PGBOSS_WORK, pgBossEngine } from './harness/pgboss.mjs';
 import { parseArgs, pause, quantile } from './harness/util.mjs';
 
@@ -106,7 +108,13 @@ if (process.env.PGQUEUE_DEFERRED_CHILD) {
   const retries = Number(args.retries ?? 50);
   const spreadMs = Number(args['spread-s'] ?? 10) * 1000;
   const script = fileURLToPath(import.meta.url);
-  const results = runInterleaved({ script, envVar: 'PGQUEUE_DEFERRED_CHILD', dists, rounds, payload: { jobs, retries, spreadMs } });
+  const stopPooler = await startPoolerFor(dists, url);
+  let results;
+  try {
+    results = runInterleaved({ script, envVar: 'PGQUEUE_DEFERRED_CHILD', dists, rounds, payload: { jobs, retries, spreadMs } });
+  } finally {
+    await stopPooler();
+  }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = (x) => x.toFixed(1);
   console.log(

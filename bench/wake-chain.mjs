@@ -6,6 +6,8 @@
 //   node bench/wake-chain.mjs [--dist dist,/path/to/other/dist] [--peers pg-boss] [--rounds 2] [--keys 20] [--per-key 10]
 //                             [--breakdown]
 //
+// A build named `dist+pgbouncer` runs through a PgBouncer in transaction mode started for the run (Debian's
+// pgbouncer), its LISTEN straight to PostgreSQL (the `listen` option): `--dist dist,dist+pgbouncer` compares the two.
 // PostgreSQL: DATABASE_URL (required). Prints a table: per build, the gaps' p50/p95/max, the chain's jobs/s,
 // and jobs/s per key. `--breakdown` adds, per pgqueue build, where a gap goes (p50 / p95 ms, from the times at
 // which the engine's pool sent and got back each completion and each claim): the handler's return to its
@@ -13,7 +15,7 @@
 // and the claim's return to the successor's handler.
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { childEngine, distsOf, runInterleaved } from './harness/builds.mjs';
+import { childEngine, distsOf, runInterleaved, startPoolerFor } from './harness/builds.mjs';
 import { PGBOSS_WORK, pgBossEngine } from './harness/pgboss.mjs';
 import { parseArgs } from './harness/util.mjs';
 
@@ -83,7 +85,7 @@ async function chainOn(system, jobs, keys, handle) {
 
 if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   const { dist, keys, perKey, breakdown } = JSON.parse(process.env.PGQUEUE_WAKE_CHAIN_CHILD);
-  const seen = breakdown && dist !== 'pg-boss' ? recordStatements(dist) : null;
+  const seen = breakdown && dist !== 'pg-boss' ? recordStatements(dist.split('+')[0]) : null;
   // Job n of every key before job n+1 of any: each key's jobs are in order, and keys interleave.
   const jobs = [];
   for (let n = 0; n < perKey; n++) for (let k = 0; k < keys; k++) jobs.push({ singletonKey: `k${k}`, data: { k, n } });
@@ -127,7 +129,13 @@ if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   const keys = Number(args.keys ?? 20);
   const perKey = Number(args['per-key'] ?? 10);
   const script = fileURLToPath(import.meta.url);
-  const results = runInterleaved({ script, envVar: 'PGQUEUE_WAKE_CHAIN_CHILD', dists, rounds, payload: { keys, perKey, breakdown } });
+  const stopPooler = await startPoolerFor(dists, url);
+  let results;
+  try {
+    results = runInterleaved({ script, envVar: 'PGQUEUE_WAKE_CHAIN_CHILD', dists, rounds, payload: { keys, perKey, breakdown } });
+  } finally {
+    await stopPooler();
+  }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = (x) => x.toFixed(1);
   console.log(

@@ -31,12 +31,21 @@ export function runInterleaved({ script, envVar, dists, rounds, payload }) {
   return results;
 }
 
-/** A child's engine from build `dist`, on a schema of its own; `end()` closes it and drops the schema. */
-export async function childEngine(dist, url, prefix) {
+/**
+ * A child's engine from build `dist`, on a schema of its own; `end()` closes it and drops the schema. A build named
+ * `dist+pgbouncer` connects its pool through the PgBouncer that startPoolerFor() started, and its LISTEN straight to
+ * `url` (the `listen` option).
+ */
+export async function childEngine(build, url, prefix) {
+  const [dist, variant] = build.split('+');
+  if (variant !== undefined && variant !== 'pgbouncer') throw new Error(`unknown build variant +${variant}`);
+  const through = variant === 'pgbouncer' ? process.env.PGQUEUE_BENCH_PGBOUNCER_URL : null;
+  if (variant === 'pgbouncer' && !through) throw new Error('a +pgbouncer build runs under startPoolerFor()');
   const { PgQueue } = await import(`${dist}/lib/core/index.js`);
   const schema = `${prefix}_${process.pid}`;
   const q = new PgQueue({
-    connectionString: url,
+    connectionString: through ?? url,
+    ...(through ? { listen: { connectionString: url } } : {}),
     schema,
     supervise: false,
     logger: { log() {}, warn() {}, error: (m) => console.error(m) },
@@ -55,4 +64,16 @@ export async function dropChildSchema(url, schema) {
   await admin.connect();
   await admin.query(`DROP SCHEMA ${schema} CASCADE`);
   await admin.end();
+}
+
+/**
+ * When a build of `builds` is named `…+pgbouncer`: starts a PgBouncer in transaction mode in front of `url`
+ * (test/helpers/pgbouncer.js) and tells the children where it is. Returns a stop function (a no-op otherwise).
+ */
+export async function startPoolerFor(builds, url) {
+  if (!builds.some((b) => b.endsWith('+pgbouncer'))) return async () => undefined;
+  const { startPgBouncer } = await import('../../test/helpers/pgbouncer.js');
+  const bouncer = await startPgBouncer(url);
+  process.env.PGQUEUE_BENCH_PGBOUNCER_URL = bouncer.url;
+  return () => bouncer.stop();
 }

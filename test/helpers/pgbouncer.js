@@ -1,16 +1,17 @@
-// A PgBouncer in transaction mode in front of the test database, for the files that test the engine behind a
-// pooler. Debian's `pgbouncer` runs it (.ci/run installs it); on a machine without one, pgBouncerBinary() is null
-// and those files skip their tests, saying why. PgBouncer refuses to run as root: as root it runs as the
-// `postgres` user (which Debian's PostgreSQL and the embedded server's setup both create).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// A PgBouncer in transaction mode in front of a PostgreSQL server, for the tests of the engine behind a pooler and
+// for bench/pooler.mjs. Debian's `pgbouncer` runs it (.ci/run installs it); on a machine without one,
+// pgBouncerBinary() is null and those tests are skipped, saying why. PgBouncer refuses to run as root: as root it
+// runs as the `postgres` user (which Debian's PostgreSQL and the embedded server's setup both create). Plain JS, so
+// that the bench loads it too (types: pgbouncer.d.ts).
+import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './embedded-postgres.js';
 
 /** The pgbouncer executable, or null when this machine has none. */
-export function pgBouncerBinary(): string | null {
+export function pgBouncerBinary() {
   for (const candidate of ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'])
     if (existsSync(candidate)) return candidate;
   try {
@@ -20,41 +21,15 @@ export function pgBouncerBinary(): string | null {
   }
 }
 
-export interface PgBouncer {
-  /** The test database's URL, through the bouncer. */
-  readonly url: string;
-  /** What the bouncer logged so far (for a failing test's message). */
-  log(): string;
-  stop(): Promise<void>;
-}
-
-export interface PgBouncerOptions {
-  /** Startup parameters it lets through without passing them on (`options` makes it drop the engine's session settings). */
-  ignoreStartupParameters?: string[];
-  /** Server connections per database and user (default 20). */
-  poolSize?: number;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The uid and gid PgBouncer runs as when this process is root: the `postgres` user's. */
-function unprivileged(): { uid: number; gid: number } | null {
+function unprivileged() {
   if (process.getuid?.() !== 0) return null;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
 }
 
 /** Starts a PgBouncer in transaction mode in front of `targetUrl`'s server; resolves once a query passes through it. */
-export async function startPgBouncer(targetUrl: string, options: PgBouncerOptions = {}): Promise<PgBouncer> {
+export async function startPgBouncer(targetUrl, options = {}) {
   const binary = pgBouncerBinary();
   if (!binary) throw new Error('no pgbouncer on this machine (apt-get install pgbouncer)');
   const target = new URL(targetUrl);
@@ -62,7 +37,7 @@ export async function startPgBouncer(targetUrl: string, options: PgBouncerOption
   const password = decodeURIComponent(target.password);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'pgqueue-pgbouncer-'));
-  const quoted = (text: string) => `"${text.replaceAll('"', '""')}"`;
+  const quoted = (text) => `"${text.replaceAll('"', '""')}"`;
   writeFileSync(join(dir, 'users.txt'), `${quoted(user)} ${quoted(password)}\n`);
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
@@ -86,9 +61,9 @@ export async function startPgBouncer(targetUrl: string, options: PgBouncerOption
   );
   const as = unprivileged();
   if (as) for (const file of ['', 'users.txt', 'pgbouncer.ini']) chownSync(join(dir, file), as.uid, as.gid);
-  const child: ChildProcess = spawn(binary, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) });
+  const child = spawn(binary, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) });
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr?.on('data', (chunk) => (stderr += chunk.toString()));
   let exited = false;
   child.on('exit', () => (exited = true));
   const log = () => {
@@ -126,7 +101,7 @@ export async function startPgBouncer(targetUrl: string, options: PgBouncerOption
       if (Date.now() > deadline) {
         const text = log();
         await stop();
-        throw new Error(`pgbouncer did not answer within 15 s (${(err as Error).message}): ${text}`, { cause: err });
+        throw new Error(`pgbouncer did not answer within 15 s (${err.message}): ${text}`, { cause: err });
       }
       await new Promise((r) => setTimeout(r, 50));
     }
