@@ -6,6 +6,7 @@ import pg from 'pg';
 import { PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
 import type { QueueWarning } from '../../lib/core/events.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
+import { DashboardSampler } from '../../lib/core/dashboard/sampler.js';
 import { pgExecutor, StatementNames } from '../../lib/core/runtime/db.js';
 import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 import { pgBouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
@@ -126,7 +127,7 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     expect(listening.rowCount).toBe(0);
   });
 
-  it('runs flows, key_strict_fifo in order, transactional handlers, pause, and the maintenance and monitor passes', async () => {
+  it('runs flows, key_strict_fifo in order, transactional handlers, pause, and the monitor pass', async () => {
     const { q, schema } = engine();
     await q.createQueue('fifo', { policy: 'key_strict_fifo' });
     await q.createQueue('tx');
@@ -169,9 +170,63 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     expect((await q.getQueue('tx', { force: true }))!.readyCount).toBe(1);
     await q.resumeQueue('tx');
     await until(async () => (await stateCounts(pool, schema, 'tx')).completed === 11, 'the job sent while paused, once resumed');
-    // the passes, each in its transaction with its advisory lock
-    await expect(q.maintain({ force: true })).resolves.toBeDefined();
-    await expect(q.monitor({ force: true })).resolves.toBeDefined();
+    // the monitor pass, in its transaction with its advisory lock, counts what is there
+    await expect(q.monitor({ force: true })).resolves.toMatchObject({ ran: true });
+    expect((await q.getQueue('tx'))!.queuedCount).toBe(0);
+  });
+
+  it('retention: the maintenance pass deletes what outlived its time, and only that', async () => {
+    const { q, schema } = engine({ supervise: false });
+    await q.createQueue('kept');
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      const id = (await q.send('kept', { i }))!;
+      const [job] = await q.fetch('kept');
+      await q.complete('kept', job!.id);
+      ids.push(id);
+    }
+    await pool.query(`UPDATE "${schema}".jobs SET keep_until = now() - interval '1 second' WHERE id = ANY($1::bigint[])`, [
+      ids.slice(0, 2),
+    ]);
+    await expect(q.maintain({ force: true })).resolves.toMatchObject({ ran: true, deleted: 2 });
+    expect((await pool.query(`SELECT id::text FROM "${schema}".jobs`)).rows).toEqual([{ id: ids[2] }]);
+  });
+
+  it('cron: two supervising instances fire each slot of a schedule once', async () => {
+    const schema = uniqueSchema('bouncer');
+    const a = engine({ supervise: true }, schema);
+    const b = engine({ supervise: true }, schema);
+    await a.q.createQueue('cron');
+    await b.q.start();
+    await a.q.schedule('cron', '* * * * * *', { tick: true });
+    const slots = async () =>
+      (
+        await pool.query<{ slot: number }>(
+          `SELECT (extract(epoch FROM start_after) * 1000)::float8 AS slot FROM "${schema}".jobs WHERE queue = 'cron' ORDER BY start_after`,
+        )
+      ).rows.map((r) => r.slot);
+    await until(async () => (await slots()).length >= 4, 'four slots fired through the bouncer', 20_000, 100);
+    await a.q.unschedule('cron');
+    const fired = await slots();
+    expect(new Set(fired).size).toBe(fired.length);
+    expect((fired.at(-1)! - fired[0]!) / 1000 + 1).toBe(fired.length);
+  });
+
+  it("the dashboard's sampler reads its sample through the bouncer, unnamed", async () => {
+    const { q } = engine({ supervise: false });
+    await q.createQueue('seen');
+    await q.send('seen', { a: 1 });
+    await q.start();
+    const rt = runtimeOf(q);
+    const sampler = new DashboardSampler({ statements: rt.statements, connect: () => rt.connect(), prepared: rt.namesStatements });
+    try {
+      const sample = await sampler.sampleNow();
+      expect(sample.error).toBeNull();
+      expect(sample.queues.map((row) => row.name)).toEqual(['seen']);
+      expect(sample.tiles.waiting).toBe(1);
+    } finally {
+      await sampler.stop();
+    }
   });
 
   it('two instances that start at once on a fresh schema migrate it once between them', async () => {
