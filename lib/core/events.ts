@@ -30,9 +30,10 @@ export type QueueWarning =
   /** A worker's result was refused by the fence: it no longer held the job (its lease ran out, it was retried). */
   | { type: 'stale-result'; message: string; queue: string; id: string }
   /**
-   * A transaction-mode pooler is on the way to PostgreSQL (found at start, or by a prepared statement it lost): the
-   * engine's statements run unnamed and without its session settings; `listen`: where LISTEN goes now ('direct':
-   * the listen option's server; 'off': nowhere, idle worker loops poll). Once per engine.
+   * A transaction-mode pooler is on the way to PostgreSQL (found at start, by a prepared statement it lost, or by a
+   * LISTEN that heard no NOTIFY sent through the pool): the engine's statements run unnamed and without its session
+   * settings; `listen`: where LISTEN goes now ('direct': the listen option's server; 'off': nowhere, idle worker
+   * loops poll). Once per engine; once more if the listen option's LISTEN hears nothing either.
    */
   | { type: 'pooler'; message: string; listen: 'direct' | 'off' }
   /** Anything else the engine reports: what a maintenance pass changed, a connection error, a shutdown cut short. */

@@ -8,6 +8,7 @@ import type { QueueWarning } from '../../lib/core/events.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import { DashboardSampler } from '../../lib/core/dashboard/sampler.js';
 import { pgExecutor, StatementNames } from '../../lib/core/runtime/db.js';
+import { HEARING_WAIT_MS } from '../../lib/core/worker/wake-listener.js';
 import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 import { pgBouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 
@@ -239,6 +240,51 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     expect(versions.rows).toEqual([]);
     await one.q.send('both', { from: 'one' });
     expect((await two.q.fetch('both'))[0]?.data).toEqual({ from: 'one' });
+  });
+
+  it('a pool handed in through the bouncer: its LISTEN hears no NOTIFY, so it is turned off, said once, and loops poll', async () => {
+    const handed = new pg.Pool({ connectionString: bouncer.url, max: 3 });
+    const { q, schema, warnings } = engine({ connectionString: undefined, pool: handed, poolSize: undefined });
+    try {
+      await q.createQueue('handed');
+      await q.work('handed', { pollingIntervalSeconds: 0.2 }, async () => undefined);
+      // the hearing check's NOTIFY goes through the bouncer and never reaches the LISTEN connection
+      await until(() => warnings.some((w) => w.type === 'pooler'), 'the pooler warning of the hearing check', HEARING_WAIT_MS + 10_000, 50);
+      expect(warnings.filter((w) => w.type === 'pooler')).toEqual([
+        expect.objectContaining({
+          listen: 'off',
+          message: expect.stringMatching(/carried no NOTIFY to the LISTEN connection within 10 s/),
+        }),
+      ]);
+      await q.send('handed', {});
+      await until(async () => (await stateCounts(pool, schema, 'handed')).completed === 1, 'the job found by a poll');
+    } finally {
+      await q.close();
+      await handed.end();
+    }
+  }, 40_000);
+
+  it('a pool handed in through the bouncer, with listen straight to PostgreSQL: the check hears, and NOTIFY wakes the loop', async () => {
+    const handed = new pg.Pool({ connectionString: bouncer.url, max: 3 });
+    const { q, warnings } = engine({
+      connectionString: undefined,
+      pool: handed,
+      poolSize: undefined,
+      listen: { connectionString: testUrl() },
+    });
+    try {
+      await q.createQueue('handed.direct');
+      const started: number[] = [];
+      await q.work('handed.direct', { pollingIntervalSeconds: 60 }, async () => void started.push(Date.now()));
+      for (let i = 0; i < 3; i++) {
+        await q.send('handed.direct', { i });
+        await until(() => started.length === i + 1, `job ${i} picked up through its NOTIFY`, 10_000, 5);
+      }
+      expect(warnings.filter((w) => w.type === 'pooler')).toEqual([]);
+    } finally {
+      await q.close();
+      await handed.end();
+    }
   });
 
   it('a prepared statement the pooler lost is sent again unnamed, and naming stops, said once', async () => {

@@ -165,6 +165,24 @@ export class Runtime {
     this.poolerListeners.push(listener);
   }
 
+  /**
+   * The LISTEN connection heard no NOTIFY sent through the pool within `waitedMs` (WakeListener's hearing check): a
+   * transaction-mode pooler on the pool's way (LISTEN then goes off, unless the listen option places it), or a listen
+   * option that points at another server or at a pooler (said, and LISTEN stays: polling finds every job anyway).
+   */
+  listenDeaf(waitedMs: number): void {
+    const seconds = waitedMs / 1000;
+    if (this.config.listen === null) {
+      this.behindPooler(`carried no NOTIFY to the LISTEN connection within ${seconds} s`);
+      return;
+    }
+    this.events.warning({
+      type: 'pooler',
+      message: `the LISTEN connection (the listen option) heard no NOTIFY sent through the pool within ${seconds} s: does listen name the pool's database, straight and not through a transaction-mode pooler? Idle worker loops find jobs by polling (pollingIntervalSeconds) meanwhile`,
+      listen: 'direct',
+    });
+  }
+
   /** A transaction-mode pooler is on the pool's way (`how`: what showed it): said once, and its listeners told. */
   private behindPooler(how: string): void {
     if (this.poolerFound !== null) return;

@@ -2670,6 +2670,9 @@ SELECT pg_try_advisory_xact_lock(1885824373, hashtext($1)) AS taken
 -- migrate.ts: undoMigrationTry
 ROLLBACK TO SAVEPOINT pgqueue_migration
 
+-- notify.ts: hearingCheck
+SELECT pg_notify($1, $2)
+
 -- notify.ts: listen
 LISTEN "pgqueue_pgqueue"
 

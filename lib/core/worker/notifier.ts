@@ -42,6 +42,18 @@ export class Notifier {
 
   /** Set from a loss until the connection is back. */
   private wasLost = false;
+  /** Connections opened so far: a check that spans a reconnect sees it change. */
+  #opened = 0;
+
+  /** How many times the connection has been opened (first and reconnects). */
+  get opened(): number {
+    return this.#opened;
+  }
+
+  /** Whether the connection is open now. */
+  get connected(): boolean {
+    return this.client !== null;
+  }
 
   /** Opens the connection; resolves once LISTEN is in place (or throws if the first attempt fails). */
   start(): Promise<void> {
@@ -77,6 +89,7 @@ export class Notifier {
       return;
     }
     this.client = client;
+    this.#opened++;
     this.retryDelayMs = 0;
     if (this.wasLost) {
       this.wasLost = false;

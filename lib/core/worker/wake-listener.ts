@@ -2,7 +2,14 @@
 // each wake-up to the loops of its queue and, after a reconnect, tells every loop to look (notifications sent
 // while it was down are gone). The connection itself, with its reconnects, is the Notifier (notifier.ts).
 import type { Runtime } from '../runtime/runtime.js';
+import { hearingCheck } from '../sql/notify.js';
 import { Notifier } from './notifier.js';
+
+/** The hearing check's payload: a name no queue has (queue names are [A-Za-z0-9_.-/:]), so no loop wakes for it. */
+const HEARING = '#hearing';
+
+/** How long the hearing check's NOTIFY may take to come back before the LISTEN connection is taken as deaf. */
+export const HEARING_WAIT_MS = 10_000;
 
 /** What the listener needs of a loop. */
 export interface WakeableLoop {
@@ -18,6 +25,10 @@ export class WakeListener {
   private notifier: Notifier | null = null;
   /** Whether open() asked the runtime to be told of a pooler. */
   private watching = false;
+  /** Settles the hearing check under way when its NOTIFY (or another instance's) comes back. */
+  private hearing: (() => void) | null = null;
+  /** Whether the hearing check has come to a conclusion (it runs until one, once per engine). */
+  private heardOrDeaf = false;
 
   constructor(
     private readonly rt: Runtime,
@@ -44,7 +55,8 @@ export class WakeListener {
       target,
       this.rt.config.channel,
       (queue, dueInMs) => {
-        for (const loop of this.loops()) if (loop.queue === queue) loop.heard(dueInMs);
+        if (queue === HEARING) this.hearing?.();
+        else for (const loop of this.loops()) if (loop.queue === queue) loop.heard(dueInMs);
       },
       () => {
         for (const loop of this.loops()) loop.reconnected();
@@ -60,6 +72,40 @@ export class WakeListener {
       await this.notifier.start();
     } catch (err) {
       this.rt.events.error(err, 'opening the LISTEN connection');
+      return;
+    }
+    // The engine's own pool was checked at start (openEnginePool): LISTEN beside it hears it. A pool handed in, or
+    // a LISTEN sent elsewhere by the listen option, is checked here: a NOTIFY through the pool must come back.
+    if (this.rt.config.connectionString === null || this.rt.config.listen !== null) void this.checkHearing(this.notifier);
+  }
+
+  /**
+   * Sends a NOTIFY through the pool and waits up to HEARING_WAIT_MS for the LISTEN connection to hear it (or any
+   * instance's check). Heard: done. Not heard while the connection stayed open and the NOTIFY went out: the
+   * connection is deaf, as behind a transaction-mode pooler, and the runtime is told (Runtime.listenDeaf). A failed
+   * NOTIFY or a reconnect meanwhile proves nothing: the check runs again at the next open().
+   */
+  private async checkHearing(notifier: Notifier): Promise<void> {
+    if (this.heardOrDeaf || this.hearing) return;
+    const opened = notifier.opened;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.hearing = () => resolve(true);
+      timer = setTimeout(() => resolve(false), HEARING_WAIT_MS);
+    });
+    try {
+      await this.rt.background.query(hearingCheck, [this.rt.config.channel, HEARING]);
+      const ok = await heard;
+      if (ok) this.heardOrDeaf = true;
+      else if (this.notifier === notifier && notifier.connected && notifier.opened === opened && !this.rt.closing) {
+        this.heardOrDeaf = true;
+        this.rt.listenDeaf(HEARING_WAIT_MS);
+      }
+    } catch {
+      // the NOTIFY did not go out (the database away, the engine closing): nothing is known
+    } finally {
+      clearTimeout(timer);
+      this.hearing = null;
     }
   }
 
