@@ -183,6 +183,7 @@ export class DashboardHost implements OnModuleDestroy {
       get prepared() {
         return runtimeOf(queue).namesStatements;
       },
+      lost: (err) => runtimeOf(queue).lostPreparedStatement(err),
     };
     this.sampler = new DashboardSampler(this.source);
   }

@@ -287,6 +287,43 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     }
   });
 
+  it("the dashboard's sampler: a statement it prepared that the pooler lost fails that sample and is told to the engine", async () => {
+    const single = await startPgBouncer(testUrl(), { poolSize: 2 });
+    const reader = new pg.Pool({ connectionString: single.url, max: 1 });
+    const holder = new pg.Pool({ connectionString: single.url, max: 1 });
+    const { q } = engine({ supervise: false });
+    try {
+      await q.createQueue('lost');
+      const lost: unknown[] = [];
+      const sampler = new DashboardSampler({
+        statements: runtimeOf(q).statements,
+        connect: () => reader.connect(),
+        prepared: true,
+        lost: (err) => lost.push(err),
+      });
+      try {
+        expect((await sampler.sampleNow()).error).toBeNull();
+        // the reader's statements were prepared on the one server connection; while the holder has it, the next
+        // sample runs on a second one
+        const holding = holder.query('SELECT pg_sleep(0.5)');
+        await until(
+          async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)'`)).rowCount! > 0,
+          'the holder on the first server connection',
+        );
+        expect((await sampler.sampleNow()).error).not.toBeNull();
+        await holding;
+        expect(lost).toHaveLength(1);
+        expect((lost[0] as { code?: string }).code).toMatch(/^(26000|42P05)$/);
+      } finally {
+        await sampler.stop();
+      }
+    } finally {
+      await reader.end();
+      await holder.end();
+      await single.stop();
+    }
+  });
+
   it('a prepared statement the pooler lost is sent again unnamed, and naming stops, said once', async () => {
     // One server connection to start with: client A prepares on it; while B holds it, A's next statement gets
     // a second server connection, which never saw the statement (26000), or a third that did (42P05).

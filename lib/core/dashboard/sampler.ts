@@ -4,7 +4,7 @@
 // them at once. A sample runs in one READ ONLY transaction with a short statement_timeout (beginDashboardRead); a
 // sample that fails keeps the last good figures and says why, and the next one tries again.
 import type pg from 'pg';
-import { inTransaction, pgExecutor, type Executor } from '../runtime/db.js';
+import { inTransaction, lostPreparedStatement, pgExecutor, type Executor } from '../runtime/db.js';
 import { withDeadline } from '../runtime/deadline.js';
 import type { Statements } from '../sql/index.js';
 import { beginDashboardRead } from '../sql/transaction.js';
@@ -32,6 +32,8 @@ export interface SamplerSource {
   readonly prepared: boolean;
   /** A connection of the engine's pool (started if need be). */
   connect(): Promise<pg.PoolClient>;
+  /** A statement prepared here was lost by a pooler (Runtime.lostPreparedStatement): the engine names none from now on. */
+  lost?(err: unknown): void;
 }
 
 const prepared = new WeakMap<Statements, ReadonlySet<string>>();
@@ -52,7 +54,19 @@ export function dashboardStatements(st: Statements): ReadonlySet<string> {
 
 /** An executor on `client` that prepares the dashboard's statements where the engine prepares its own. */
 export function executorFor(source: SamplerSource, client: pg.PoolClient): Executor {
-  return pgExecutor(client, source.prepared ? dashboardStatements(source.statements) : undefined);
+  if (!source.prepared) return pgExecutor(client);
+  const exec = pgExecutor(client, dashboardStatements(source.statements));
+  return {
+    // in the sample's transaction a lost statement cannot be sent again: that sample fails, the next goes unnamed
+    async query<R>(text: string, values?: unknown[]): Promise<R[]> {
+      try {
+        return await exec.query<R>(text, values);
+      } catch (err) {
+        if (lostPreparedStatement(err)) source.lost?.(err);
+        throw err;
+      }
+    },
+  };
 }
 
 /** How often a sample is read while someone watches. */

@@ -160,6 +160,11 @@ export class Runtime {
     return this.poolerFound === null ? this.connectionOptions : null;
   }
 
+  /** A statement prepared on one of the pool's connections was lost (see StatementNames): none is named from now on. */
+  lostPreparedStatement(err: unknown): void {
+    this.names?.lose(err);
+  }
+
   /** Runs `listener` once a pooler is found on the pool's way (at start, or later by a lost prepared statement). */
   onPooler(listener: () => void): void {
     this.poolerListeners.push(listener);
