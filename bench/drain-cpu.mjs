@@ -27,12 +27,14 @@ if (process.env.PGQUEUE_DRAIN_CPU_CHILD) {
   // One run: a backlog of `jobs`, then one worker (concurrency 50, batch 200, as the main bench), timed from work().
   const { dist: build, jobs, keys } = JSON.parse(process.env.PGQUEUE_DRAIN_CPU_CHILD);
   const keyed = (i) => (keys ? { singletonKey: `k${i % 100}`, dedupeKey: `d${i}` } : {});
-  const [dist, variant] = build.split('+');
+  // a folder may hold a '+' of its own: only the known suffix is a variant (+pgbouncer: childEngine's)
+  const metrics = build.endsWith('+metrics');
+  const dist = metrics ? build.slice(0, -'+metrics'.length) : build;
   const { q, end } = await childEngine(dist, url, 'drain_cpu');
-  if (variant === 'metrics') {
+  if (metrics) {
     const { QueueMetrics } = await import(`${dist}/lib/metrics/queue-metrics.js`);
     new QueueMetrics(q);
-  } else if (variant !== undefined) throw new Error(`drain-cpu: unknown variant +${variant}`);
+  }
   await q.createQueue('d');
   // one job per send, the way a request sends one: each send's round trip, timed
   const sendMs = [];

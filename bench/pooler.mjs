@@ -87,6 +87,9 @@ if (process.env.PGQUEUE_POOLER_CHILD) {
           let peak = 0;
           const t0 = performance.now();
           for (const c of children) c.send('go');
+          // a drain that does not finish leaves no worker behind
+          const killAll = () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+          process.once('exit', killAll);
           await until(
             async () => {
               const { rows } = await admin.query(
@@ -100,6 +103,7 @@ if (process.env.PGQUEUE_POOLER_CHILD) {
           );
           const seconds = (performance.now() - t0) / 1000;
           await Promise.all(children.map((c) => new Promise((resolve) => (c.once('message', resolve), c.send('stop')))));
+          process.removeListener('exit', killAll);
           await owner.close();
           await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
           const key = `${procs}|${route}`;

@@ -85,7 +85,7 @@ async function chainOn(system, jobs, keys, handle) {
 
 if (process.env.PGQUEUE_WAKE_CHAIN_CHILD) {
   const { dist, keys, perKey, breakdown } = JSON.parse(process.env.PGQUEUE_WAKE_CHAIN_CHILD);
-  const seen = breakdown && dist !== 'pg-boss' ? recordStatements(dist.split('+')[0]) : null;
+  const seen = breakdown && dist !== 'pg-boss' ? recordStatements(dist.replace(/\+pgbouncer$/, '')) : null;
   // Job n of every key before job n+1 of any: each key's jobs are in order, and keys interleave.
   const jobs = [];
   for (let n = 0; n < perKey; n++) for (let k = 0; k < keys; k++) jobs.push({ singletonKey: `k${k}`, data: { k, n } });

@@ -37,10 +37,11 @@ export function runInterleaved({ script, envVar, dists, rounds, payload }) {
  * `url` (the `listen` option).
  */
 export async function childEngine(build, url, prefix) {
-  const [dist, variant] = build.split('+');
-  if (variant !== undefined && variant !== 'pgbouncer') throw new Error(`unknown build variant +${variant}`);
-  const through = variant === 'pgbouncer' ? process.env.PGQUEUE_BENCH_PGBOUNCER_URL : null;
-  if (variant === 'pgbouncer' && !through) throw new Error('a +pgbouncer build runs under startPoolerFor()');
+  // a folder may hold a '+' of its own: only the known suffix is a variant
+  const pooled = build.endsWith('+pgbouncer');
+  const dist = pooled ? build.slice(0, -'+pgbouncer'.length) : build;
+  const through = pooled ? process.env.PGQUEUE_BENCH_PGBOUNCER_URL : null;
+  if (pooled && !through) throw new Error('a +pgbouncer build runs under startPoolerFor()');
   const { PgQueue } = await import(`${dist}/lib/core/index.js`);
   const schema = `${prefix}_${process.pid}`;
   const q = new PgQueue({

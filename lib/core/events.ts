@@ -30,12 +30,12 @@ export type QueueWarning =
   /** A worker's result was refused by the fence: it no longer held the job (its lease ran out, it was retried). */
   | { type: 'stale-result'; message: string; queue: string; id: string }
   /**
-   * A transaction-mode pooler is on the way to PostgreSQL (found at start, by a prepared statement it lost, or by a
-   * LISTEN that heard no NOTIFY sent through the pool): the engine's statements run unnamed and without its session
-   * settings; `listen`: where LISTEN goes now ('direct': the listen option's server; 'off': nowhere, idle worker
-   * loops poll). Once per engine; once more if the listen option's LISTEN hears nothing either.
+   * What a pooler on the way to PostgreSQL changed, each said once: the engine's session settings refused or dropped
+   * (at start), a prepared statement lost (later), or a LISTEN that heard no NOTIFY sent through the pool. From the
+   * first two on, statements run unnamed. `listen`: where LISTEN goes now ('direct': the listen option's server;
+   * 'pool': the pool's, to be checked by a NOTIFY; 'off': nowhere, idle worker loops poll).
    */
-  | { type: 'pooler'; message: string; listen: 'direct' | 'off' }
+  | { type: 'pooler'; message: string; listen: 'direct' | 'pool' | 'off' }
   /** Anything else the engine reports: what a maintenance pass changed, a connection error, a shutdown cut short. */
   | { type: 'engine'; message: string };
 

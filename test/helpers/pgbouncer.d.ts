@@ -3,6 +3,9 @@
 /** The pgbouncer executable, or null when this machine has none. */
 export function pgBouncerBinary(): string | null;
 
+/** Why no PgBouncer can run here (no executable; root with no postgres user to run it as), or null. */
+export function pgBouncerUnavailable(): string | null;
+
 export interface PgBouncer {
   /** The server's URL, through the bouncer. */
   readonly url: string;
@@ -16,7 +19,9 @@ export interface PgBouncerOptions {
   ignoreStartupParameters?: string[];
   /** Server connections per database and user (default 20). */
   poolSize?: number;
+  /** Its pool_mode (default transaction). */
+  poolMode?: 'session' | 'transaction';
 }
 
-/** Starts a PgBouncer in transaction mode in front of `targetUrl`'s server; resolves once a query passes through it. */
+/** Starts a PgBouncer (transaction mode by default) in front of `targetUrl`'s server; resolves once a query passes through it. */
 export function startPgBouncer(targetUrl: string, options?: PgBouncerOptions): Promise<PgBouncer>;

@@ -1,6 +1,6 @@
 // A PgBouncer in transaction mode in front of a PostgreSQL server, for the tests of the engine behind a pooler and
 // for bench/pooler.mjs. Debian's `pgbouncer` runs it (.ci/run installs it); on a machine without one,
-// pgBouncerBinary() is null and those tests are skipped, saying why. PgBouncer refuses to run as root: as root it
+// pgBouncerUnavailable() says why and those tests are skipped, saying so. PgBouncer refuses to run as root: as root it
 // runs as the `postgres` user (which Debian's PostgreSQL and the embedded server's setup both create). Plain JS, so
 // that the bench loads it too (types: pgbouncer.d.ts).
 import { execFileSync, spawn } from 'node:child_process';
@@ -21,23 +21,47 @@ export function pgBouncerBinary() {
   }
 }
 
-/** The uid and gid PgBouncer runs as when this process is root: the `postgres` user's. */
-function unprivileged() {
-  if (process.getuid?.() !== 0) return null;
-  const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
+/** The uid and gid of the `postgres` user, or null when there is none. */
+function postgresUser() {
+  try {
+    const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    return null;
+  }
 }
 
-/** Starts a PgBouncer in transaction mode in front of `targetUrl`'s server; resolves once a query passes through it. */
+/** Why no PgBouncer can run here (no executable; root, which it refuses, with no `postgres` user to run as), or null. */
+export function pgBouncerUnavailable() {
+  if (!pgBouncerBinary()) return 'no pgbouncer on this machine (apt-get install pgbouncer)';
+  if (process.getuid?.() === 0 && !postgresUser()) return 'pgbouncer refuses to run as root, and there is no postgres user to run it as';
+  return null;
+}
+
+/**
+ * Starts a PgBouncer in front of `targetUrl`'s server (transaction mode unless `options.poolMode` says otherwise);
+ * resolves once a query passes through it. A port taken between choosing it and binding it is chosen again.
+ */
 export async function startPgBouncer(targetUrl, options = {}) {
-  const binary = pgBouncerBinary();
-  if (!binary) throw new Error('no pgbouncer on this machine (apt-get install pgbouncer)');
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(targetUrl, options);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/i.test(err.message)) throw err;
+    }
+  }
+}
+
+async function startOnce(targetUrl, options) {
+  const unavailable = pgBouncerUnavailable();
+  if (unavailable) throw new Error(unavailable);
   const target = new URL(targetUrl);
   const user = decodeURIComponent(target.username || 'postgres');
   const password = decodeURIComponent(target.password);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'pgqueue-pgbouncer-'));
   const quoted = (text) => `"${text.replaceAll('"', '""')}"`;
+  const logFile = join(dir, 'pgbouncer.log');
   writeFileSync(join(dir, 'users.txt'), `${quoted(user)} ${quoted(password)}\n`);
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
@@ -50,26 +74,23 @@ export async function startPgBouncer(targetUrl, options = {}) {
       'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
+      `pool_mode = ${options.poolMode ?? 'transaction'}`,
       'max_client_conn = 1000',
       `default_pool_size = ${options.poolSize ?? 20}`,
       `ignore_startup_parameters = ${['extra_float_digits', ...(options.ignoreStartupParameters ?? [])].join(',')}`,
-      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `logfile = ${logFile}`,
       `pidfile = ${join(dir, 'pgbouncer.pid')}`,
       '',
     ].join('\n'),
   );
-  const as = unprivileged();
+  const as = process.getuid?.() === 0 ? postgresUser() : null;
   if (as) for (const file of ['', 'users.txt', 'pgbouncer.ini']) chownSync(join(dir, file), as.uid, as.gid);
-  const child = spawn(binary, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk.toString()));
+  // -q: it logs to its file only. A pipe read by this process would fill while the process is busy (a bench's
+  // spawnSync), and PgBouncer would stop on its next log line.
+  const child = spawn(pgBouncerBinary(), ['-q', join(dir, 'pgbouncer.ini')], { stdio: 'ignore', ...(as ?? {}) });
   let exited = false;
   child.on('exit', () => (exited = true));
-  const log = () => {
-    const file = join(dir, 'pgbouncer.log');
-    return `${stderr}${existsSync(file) ? readFileSync(file, 'utf8') : ''}`;
-  };
+  const log = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
   const through = new URL(targetUrl);
   through.hostname = '127.0.0.1';
   through.port = String(port);

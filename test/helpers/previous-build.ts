@@ -17,8 +17,8 @@ export function newestMigration(): string {
 }
 
 /**
- * The commit just before the newest migration was added, or why there is none here: not a git checkout, or a
- * shallow one whose history stops after it.
+ * The commit just before the newest migration was added (HEAD while that migration is not committed yet), or why
+ * there is none here: not a git checkout, or a shallow one whose history stops after it.
  */
 export function commitBeforeNewestMigration(): { commit: string } | { missing: string } {
   try {
@@ -26,7 +26,14 @@ export function commitBeforeNewestMigration(): { commit: string } | { missing: s
   } catch {
     return { missing: 'this checkout has no git history' };
   }
-  const added = git('log', '--diff-filter=A', '--format=%H', '--', `schema/migrations/${newestMigration()}`).split('\n')[0];
+  const newest = `schema/migrations/${newestMigration()}`;
+  // a migration being written (not committed yet): the release before it is this checkout's HEAD
+  try {
+    git('cat-file', '-e', `HEAD:${newest}`);
+  } catch {
+    return { commit: git('rev-parse', 'HEAD') };
+  }
+  const added = git('log', '--diff-filter=A', '--format=%H', '--', newest).split('\n')[0];
   if (!added) return { missing: `git log does not show when ${newestMigration()} was added (a shallow clone: git fetch --unshallow)` };
   try {
     return { commit: git('rev-parse', `${added}^`) };
@@ -54,10 +61,16 @@ export function buildAt(commit: string): { dist: string; cleanup(): void } {
     'package.json',
   ]);
   execFileSync('tar', ['x', '-C', dir], { input: archive });
-  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
-  execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], {
-    cwd: dir,
-    stdio: 'pipe',
-  });
-  return { dist: join(dir, 'dist'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+    execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], {
+      cwd: dir,
+      stdio: 'pipe',
+    });
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+  return { dist: join(dir, 'dist'), cleanup };
 }

@@ -22,6 +22,10 @@ let closing = null;
 
 const report = (type) => new Promise((resolve) => process.send({ type, tag, sent, handled, errors, warnings }, resolve));
 
+// the test that forked it ended (or failed) without closing it: nothing is left running
+process.on('disconnect', () => {
+  if (!closing) process.exit(0);
+});
 process.on('message', (message) => {
   if (message === 'stop-sending') sending = false;
   if (message === 'close')

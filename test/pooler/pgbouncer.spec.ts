@@ -3,18 +3,18 @@
 // the `listen` option sends it straight to PostgreSQL. Needs Debian's pgbouncer (.ci/run installs it); without
 // one these tests are skipped, and say so.
 import pg from 'pg';
-import { PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
+import { loopRegistryOf, PgQueue, runtimeOf } from '../../lib/core/pg-queue.js';
 import type { QueueWarning } from '../../lib/core/events.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import { DashboardSampler } from '../../lib/core/dashboard/sampler.js';
 import { pgExecutor, StatementNames } from '../../lib/core/runtime/db.js';
 import { HEARING_WAIT_MS } from '../../lib/core/worker/wake-listener.js';
 import { dropSchema, recordingLogger, stateCounts, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
-import { pgBouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
+import { pgBouncerUnavailable, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 
-const binary = pgBouncerBinary();
-if (!binary) console.warn('[tests] no pgbouncer on this machine: the tests behind PgBouncer are skipped (apt-get install pgbouncer)');
-const withBouncer = binary ? describe : describe.skip;
+const unavailable = pgBouncerUnavailable();
+if (unavailable) console.warn(`[tests] the tests behind PgBouncer are skipped: ${unavailable}`);
+const withBouncer = unavailable ? describe.skip : describe;
 
 withBouncer('behind PgBouncer in transaction mode', () => {
   let bouncer: PgBouncer;
@@ -29,9 +29,12 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     await Promise.all(made.splice(0).map((q) => q.close()));
   });
   afterAll(async () => {
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool.end();
-    await bouncer?.stop();
+    try {
+      for (const schema of schemas) await dropSchema(pool, schema);
+      await pool.end();
+    } finally {
+      await bouncer?.stop();
+    }
   });
 
   /** An engine through the bouncer on a schema of its own, with its warnings kept. */
@@ -44,13 +47,13 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     return { q, schema, warnings };
   }
 
-  it('starts with default options, says once that it found a pooler, and sends and works jobs', async () => {
+  it('starts with default options, says once that its session settings were refused, and sends and works jobs', async () => {
     const { q, schema, warnings } = engine();
     await q.createQueue('plain');
-    const poolerWarnings = () => warnings.filter((w) => w.type === 'pooler');
+    const poolerWarnings = () => warnings.filter((w) => w.type === 'pooler' && /session settings/.test(w.message));
     expect(poolerWarnings()).toHaveLength(1);
-    expect(poolerWarnings()[0]).toMatchObject({ type: 'pooler', listen: 'off' });
-    expect(poolerWarnings()[0]!.message).toMatch(/unsupported startup parameter: options/);
+    expect(poolerWarnings()[0]).toMatchObject({ type: 'pooler', listen: 'pool' });
+    expect(poolerWarnings()[0]!.message).toMatch(/refused the session settings .*unsupported startup parameter: options/);
     expect(runtimeOf(q).namesStatements).toBe(false);
     const n = 300;
     await q.insert(
@@ -77,7 +80,7 @@ withBouncer('behind PgBouncer in transaction mode', () => {
       try {
         await q.createQueue('dropped');
         expect(warnings.filter((w) => w.type === 'pooler')).toEqual([
-          expect.objectContaining({ listen: 'off', message: expect.stringMatching(/plan_cache_mode is auto/) }),
+          expect.objectContaining({ listen: 'pool', message: expect.stringMatching(/dropped the session settings .*they did not arrive/) }),
         ]);
         expect(runtimeOf(q).namesStatements).toBe(false);
         await q.send('dropped', { a: 1 });
@@ -95,13 +98,14 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     const err = await q.createQueue('never').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidOptionError);
     expect((err as InvalidOptionError).field).toBe('preparedStatements');
-    expect((err as Error).message).toMatch(/transaction-mode pooler/);
+    expect((err as Error).message).toMatch(/refused the session settings .* as a pooler does/);
   });
 
   it('with listen straight to PostgreSQL, an idle worker is woken by NOTIFY, not by its poll', async () => {
     const { q, schema, warnings } = engine({ listen: { connectionString: testUrl() } });
     await q.createQueue('woken');
     expect(warnings.filter((w) => w.type === 'pooler')).toEqual([expect.objectContaining({ listen: 'direct' })]);
+    const registry = loopRegistryOf(q);
     const started: number[] = [];
     // polls once a minute: only a wake-up runs these jobs within the test's deadline
     await q.work('woken', { pollingIntervalSeconds: 60 }, async () => void started.push(Date.now()));
@@ -116,16 +120,53 @@ withBouncer('behind PgBouncer in transaction mode', () => {
       await until(() => started.length === i + 1, `job ${i} picked up through its NOTIFY`, 10_000, 5);
       expect(started[i]! - sent).toBeLessThan(10_000);
     }
+    // its own NOTIFY, sent through the bouncer, reached the LISTEN connection straight to PostgreSQL
+    await until(() => registry.hearingCheck === 'heard', 'the hearing check to hear');
   });
 
-  it('without listen, LISTEN is off and idle workers find jobs by polling', async () => {
-    const { q, schema } = engine();
+  it('without listen, the LISTEN through the bouncer hears nothing: it is turned off, said once, and loops poll', async () => {
+    const { q, schema, warnings } = engine();
     await q.createQueue('polled');
     await q.work('polled', { pollingIntervalSeconds: 0.2 }, async () => undefined);
+    const registry = loopRegistryOf(q);
+    const deaf = () => warnings.filter((w) => w.type === 'pooler' && /heard no NOTIFY/.test(w.message));
+    await until(() => deaf().length > 0, 'the hearing check finding LISTEN deaf', HEARING_WAIT_MS + 10_000, 50);
+    expect(deaf()).toEqual([
+      expect.objectContaining({
+        listen: 'off',
+        message: expect.stringMatching(/within 10 s, as through a transaction-mode pooler: LISTEN is off/),
+      }),
+    ]);
+    expect(registry.hearingCheck).toBe('deaf');
+    await until(() => !registry.listening, 'the LISTEN connection closed');
     await q.send('polled', {});
     await until(async () => (await stateCounts(pool, schema, 'polled')).completed === 1, 'the job found by a poll');
-    const listening = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = $1`, [`LISTEN "pgqueue_${schema}"`]);
-    expect(listening.rowCount).toBe(0);
+  }, 40_000);
+
+  it('behind a session-mode PgBouncer that drops the settings, LISTEN hears and stays', async () => {
+    const session = await startPgBouncer(testUrl(), { poolMode: 'session', ignoreStartupParameters: ['options'] });
+    try {
+      const schema = uniqueSchema('bouncer');
+      schemas.push(schema);
+      const warnings: QueueWarning[] = [];
+      const q = new PgQueue({ connectionString: session.url, schema, poolSize: 2, logger: recordingLogger() });
+      q.on('warning', (w) => warnings.push(w));
+      try {
+        await q.createQueue('session');
+        const started: number[] = [];
+        await q.work('session', { pollingIntervalSeconds: 60 }, async () => void started.push(Date.now()));
+        const registry = loopRegistryOf(q);
+        await until(() => registry.hearingCheck === 'heard', 'the hearing check to hear through a session pooler');
+        await q.send('session', {});
+        await until(() => started.length === 1, 'the job picked up through its NOTIFY', 10_000, 5);
+        expect(warnings.filter((w) => w.type === 'pooler')).toEqual([expect.objectContaining({ listen: 'pool' })]);
+        expect(registry.listening).toBe(true);
+      } finally {
+        await q.close();
+      }
+    } finally {
+      await session.stop();
+    }
   });
 
   it('runs flows, key_strict_fifo in order, transactional handlers, pause, and the monitor pass', async () => {
@@ -248,14 +289,16 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     try {
       await q.createQueue('handed');
       await q.work('handed', { pollingIntervalSeconds: 0.2 }, async () => undefined);
+      const registry = loopRegistryOf(q);
       // the hearing check's NOTIFY goes through the bouncer and never reaches the LISTEN connection
       await until(() => warnings.some((w) => w.type === 'pooler'), 'the pooler warning of the hearing check', HEARING_WAIT_MS + 10_000, 50);
       expect(warnings.filter((w) => w.type === 'pooler')).toEqual([
         expect.objectContaining({
           listen: 'off',
-          message: expect.stringMatching(/carried no NOTIFY to the LISTEN connection within 10 s/),
+          message: expect.stringMatching(/heard no NOTIFY sent through the pool within 10 s/),
         }),
       ]);
+      await until(() => !registry.listening, 'the LISTEN connection closed');
       await q.send('handed', {});
       await until(async () => (await stateCounts(pool, schema, 'handed')).completed === 1, 'the job found by a poll');
     } finally {

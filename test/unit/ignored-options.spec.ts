@@ -88,6 +88,12 @@ describe('module options that would do nothing beside the others', () => {
     ['listen that says nowhere to go', { connectionString: url, listen: { user: 'x' } }, 'listen', /with a connectionString or a host/],
     ['listen as a string', { connectionString: url, listen: url }, 'listen', /^listen must be a pg.ClientConfig/],
     [
+      'listen with a misspelt key',
+      { connectionString: url, listen: { connectionString: url, passwrod: 'x' } },
+      'listen.passwrod',
+      /did you mean password\?/,
+    ],
+    [
       'listen with an empty connectionString',
       { connectionString: url, listen: { connectionString: '' } },
       'listen.connectionString',

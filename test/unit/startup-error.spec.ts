@@ -24,6 +24,14 @@ describe('startupError', () => {
     expect(login.message).not.toContain('s3cret');
     const refused = startupError(pgError('ECONNREFUSED'), 'postgres://localhost/x') as QueueError;
     expect(refused.message).toBe('no PostgreSQL answers at localhost:5432 (ECONNREFUSED): is it running, and is that its address?');
+    const pooled = startupError(pgError('08P01', 'client_login_timeout (server down)'), url) as QueueError;
+    expect(pooled.code).toBe('DATABASE_UNREACHABLE');
+    expect(pooled.message).toBe(
+      "a pooler answers at db.internal:6543, but the PostgreSQL behind it does not (client_login_timeout (server down)): is the server running, and is it the pooler's?",
+    );
+    // PgBouncer's refusal of a startup parameter is no unreachable server: the engine handles it (openEnginePool)
+    const refusal = pgError('08P01', 'unsupported startup parameter: options');
+    expect(startupError(refusal, url)).toBe(refusal);
     const other = pgError('42501');
     expect(startupError(other, url)).toBe(other);
     // a pool given by the caller: the server's message names the database

@@ -193,11 +193,39 @@ export function resolveConfig(input: unknown): ResolvedConfig {
   return config;
 }
 
+/** node-postgres's ClientConfig keys: what the `listen` option may hold (pg's own names, not this package's). */
+const LISTEN_KEYS: ReadonlySet<string> = new Set([
+  'user',
+  'database',
+  'password',
+  'port',
+  'host',
+  'connectionString',
+  'keepAlive',
+  'stream',
+  'statement_timeout',
+  'ssl',
+  'enableChannelBinding',
+  'sslnegotiation',
+  'query_timeout',
+  'lock_timeout',
+  'keepAliveInitialDelayMillis',
+  'idle_in_transaction_session_timeout',
+  'application_name',
+  'fallback_application_name',
+  'connectionTimeoutMillis',
+  'types',
+  'options',
+  'client_encoding',
+  'pipeline',
+]);
+
 /** The `listen` option: a pg.ClientConfig that says where to connect (a connectionString or a host), copied. */
 function listenConfig(value: unknown): pg.ClientConfig | null {
   if (value === undefined) return null;
   const accepted = 'a pg.ClientConfig with a connectionString or a host (the LISTEN connection straight to PostgreSQL)';
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidOptionError('listen', accepted, value);
+  noUnknownKeys('listen', value as Record<string, unknown>, LISTEN_KEYS);
   const c = value as pg.ClientConfig;
   if (c.connectionString !== undefined && (typeof c.connectionString !== 'string' || c.connectionString.length === 0))
     throw new InvalidOptionError('listen.connectionString', 'a non-empty PostgreSQL URL', c.connectionString);

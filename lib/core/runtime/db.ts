@@ -21,6 +21,7 @@ interface PgQueryable {
  *   only those whose plan cannot depend on the table's size are prepared (planOnce in queues/router.ts).
  * - enable_seqscan, enable_bitmapscan: a plan made on a small or unanalysed table must not read the whole table
  *   once it has grown; the claim's update by tid has no other plan to fall back to.
+ * - pgqueue.session: a mark no server default sets, which openEnginePool reads back to tell whether these arrived.
  * - jit: no statement runs long enough to pay compilation back. default_transaction_isolation: READ COMMITTED,
  *   which every statement assumes. Why each, and what it cost without: docs/design.md, "Planning: what is prepared
  *   and what is planned on each run".
@@ -29,7 +30,7 @@ interface PgQueryable {
  * neither they nor prepared statements are used.
  */
 export const ENGINE_SESSION =
-  '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c default_transaction_isolation=read\\ committed';
+  '-c pgqueue.session=on -c plan_cache_mode=force_generic_plan -c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c default_transaction_isolation=read\\ committed';
 
 /** The pool settings that open connections with ENGINE_SESSION, keeping the connection string's options. */
 export function withEngineSession(connectionString: string): { connectionString: string; options?: string } {
@@ -136,10 +137,11 @@ function refusedStartupParameter(err: unknown): boolean {
 
 /**
  * Opens the engine's pool on `connectionString` (`prepared`: the preparedStatements option). Unless it is false, the
- * connections open with ENGINE_SESSION and `check` (sql/migrate.ts: enginePlanCacheMode) reads on one of them that
- * they did: a transaction-mode pooler refuses the startup parameter that carries them (PgBouncer: "unsupported
- * startup parameter: options") or drops it. Behind one, the pool opens again without them (left out), or the start
- * fails (true: InvalidOptionError naming the option). Another error ends the pool and is thrown.
+ * connections open with ENGINE_SESSION and `check` (sql/migrate.ts: engineSessionMarked) reads on one of them that
+ * they did: a pooler refuses the startup parameter that carries them (PgBouncer: "unsupported startup parameter:
+ * options") or drops it. Then the pool opens again without them (left out), or the start fails (true:
+ * InvalidOptionError naming the option). Another error ends the pool and is thrown. Whether LISTEN hears what the
+ * pool sends is another question, which the LISTEN connection answers itself (WakeListener's hearing check).
  */
 export async function openEnginePool(connectionString: string, max: number, prepared: boolean | null, check: string): Promise<EnginePool> {
   // allowExitOnIdle: idle connections never keep the process alive on their own.
@@ -148,10 +150,8 @@ export async function openEnginePool(connectionString: string, max: number, prep
   const pool = open(withEngineSession(connectionString));
   let pooler: string | null = null;
   try {
-    const { rows } = await pool.query<{ plan_cache_mode: string }>(check);
-    const mode = rows[0]?.plan_cache_mode;
-    if (mode !== 'force_generic_plan')
-      pooler = `dropped the session settings the engine's connections open with (plan_cache_mode is ${mode})`;
+    const { rows } = await pool.query<{ marked: boolean }>(check);
+    if (rows[0]?.marked !== true) pooler = "dropped the session settings the engine's connections open with (they did not arrive)";
   } catch (err) {
     if (!refusedStartupParameter(err)) {
       await pool.end().catch(() => undefined);
@@ -162,11 +162,7 @@ export async function openEnginePool(connectionString: string, max: number, prep
   if (pooler === null) return { pool, pooler };
   await pool.end().catch(() => undefined);
   if (prepared === true)
-    throw new InvalidOptionError(
-      'preparedStatements',
-      `left out or false here: the way to PostgreSQL ${pooler}, as a transaction-mode pooler does`,
-      true,
-    );
+    throw new InvalidOptionError('preparedStatements', `left out or false here: the way to PostgreSQL ${pooler}, as a pooler does`, true);
   return { pool: open({ connectionString }), pooler };
 }
 

@@ -20,3 +20,20 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, message: str
     clearTimeout(timer);
   }
 }
+
+/** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */
+export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { ResolvedConfig } from '../config/config.js';
 import { drizzlePool, openEnginePool, StatementNames, type Executor } from './db.js';
 import { closedError, PoolGate } from './pool-gate.js';
+import { within } from './deadline.js';
 import { startupError } from './startup-error.js';
 import { QueueError } from '../errors.js';
 import { installedVersion, LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationResult } from './migrate.js';
@@ -12,7 +13,7 @@ import { Maintenance, type MaintenanceResult } from '../passes/maintenance.js';
 import { QueueMonitor, type MonitorResult } from '../passes/monitor.js';
 import { QueueRouter } from '../queues/router.js';
 import { buildStatements, type Statements } from '../sql/index.js';
-import { enginePlanCacheMode } from '../sql/migrate.js';
+import { engineSessionMarked } from '../sql/migrate.js';
 import { loadTracing, type Tracing } from './tracing.js';
 import type { EngineEvents } from '../events.js';
 import { PassLane, Supervisor } from '../passes/supervisor.js';
@@ -36,10 +37,12 @@ export class Runtime {
   private pool: pg.Pool | null = null;
   /** The statements the engine's own pool prepares, until a pooler shows they do not last (null: none are). */
   private names: StatementNames | null = null;
-  /** What showed a transaction-mode pooler on the way to PostgreSQL (null: none found). */
-  private poolerFound: string | null = null;
-  /** Told once when a pooler is found (the LISTEN connection, which a pooler makes deaf). */
-  private readonly poolerListeners: (() => void)[] = [];
+  /** How the start found the engine's session settings refused or dropped on the pool's way (null: they hold, or none asked). */
+  private sessionLost: string | null = null;
+  /** Whether a LISTEN on the pool's way was found to hear nothing (WakeListener's hearing check). */
+  private listenDeafFound = false;
+  /** The LISTEN connection's keeper, told when it must check again or close. */
+  private readonly listenWatchers: { check(): void; deaf(): void }[] = [];
   /** The engine's statements and checkouts on `pool`, which close() waits for before it ends the pool. */
   private gate: PoolGate | null = null;
   private starting: Promise<void> | null = null;
@@ -152,12 +155,21 @@ export class Runtime {
   }
 
   /**
-   * Where the LISTEN connection goes: the `listen` option's server, else the pool's, except behind a pooler
-   * found on the pool's way (null: LISTEN is off, as it would hear nothing there).
+   * Where the LISTEN connection goes: the `listen` option's server, else the pool's, unless a LISTEN there was
+   * found deaf (null: off, as behind a transaction-mode pooler, where it hears nothing).
    */
   listenTarget(): pg.ClientConfig | null {
     if (this.config.listen) return { ...this.config.listen };
-    return this.poolerFound === null ? this.connectionOptions : null;
+    return this.listenDeafFound ? null : this.connectionOptions;
+  }
+
+  /**
+   * Whether the LISTEN connection must show that it hears what the pool sends (WakeListener's hearing check): unless
+   * the start showed the engine's own pool reaching a server that keeps its session settings (openEnginePool).
+   */
+  get listenUnproven(): boolean {
+    const cfg = this.config;
+    return cfg.connectionString === null || cfg.listen !== null || cfg.preparedStatements === false || this.sessionLost !== null;
   }
 
   /** A statement prepared on one of the pool's connections was lost (see StatementNames): none is named from now on. */
@@ -165,47 +177,68 @@ export class Runtime {
     this.names?.lose(err);
   }
 
-  /** Runs `listener` once a pooler is found on the pool's way (at start, or later by a lost prepared statement). */
-  onPooler(listener: () => void): void {
-    this.poolerListeners.push(listener);
+  /** Told when LISTEN must be checked again (`check`), and when it was found deaf (`deaf`). */
+  watchListen(watcher: { check(): void; deaf(): void }): void {
+    this.listenWatchers.push(watcher);
+  }
+
+  /** What LISTEN does now, for the pooler warning. */
+  private get listenRoute(): 'direct' | 'pool' | 'off' {
+    const cfg = this.config;
+    if (!cfg.useListenNotify || !cfg.workers) return 'off';
+    return cfg.listen ? 'direct' : this.listenDeafFound ? 'off' : 'pool';
+  }
+
+  /** What the pooler warnings say of LISTEN while it is still to be checked. */
+  private get listenChecked(): string {
+    return this.listenRoute === 'pool'
+      ? '; the LISTEN connection is checked once open (a NOTIFY sent through the pool must reach it) and turned off if it hears nothing'
+      : '';
+  }
+
+  /** The start found the engine's session settings refused or dropped on the pool's way (`how`): said once. */
+  private sessionSettingsLost(how: string): void {
+    this.sessionLost = how;
+    this.events.warning({
+      type: 'pooler',
+      message: `the way to PostgreSQL ${how}, as a pooler does: the engine's statements run unnamed and without its session settings${this.listenChecked}`,
+      listen: this.listenRoute,
+    });
+  }
+
+  /** A prepared statement was lost (StatementNames): said once, and LISTEN checked again. */
+  private preparedStatementsLost(err: unknown): void {
+    this.events.warning({
+      type: 'pooler',
+      message: `a statement the engine had prepared was lost (${(err as Error).message}), as behind a transaction-mode pooler, or after DISCARD ALL or DEALLOCATE ALL in a transaction of the app: the engine's statements run unnamed from now on${this.listenChecked}`,
+      listen: this.listenRoute,
+    });
+    for (const watcher of this.listenWatchers) watcher.check();
   }
 
   /**
-   * The LISTEN connection heard no NOTIFY sent through the pool within `waitedMs` (WakeListener's hearing check): a
-   * transaction-mode pooler on the pool's way (LISTEN then goes off, unless the listen option places it), or a listen
-   * option that points at another server or at a pooler (said, and LISTEN stays: polling finds every job anyway).
+   * The LISTEN connection heard no NOTIFY sent through the pool within `waitedMs` (WakeListener's hearing check). On
+   * the pool's way, as through a transaction-mode pooler: LISTEN goes off and idle loops poll. With the listen
+   * option: said, and LISTEN stays (polling finds every job anyway).
    */
   listenDeaf(waitedMs: number): void {
     const seconds = waitedMs / 1000;
-    if (this.config.listen === null) {
-      this.behindPooler(`carried no NOTIFY to the LISTEN connection within ${seconds} s`);
+    if (this.config.listen !== null) {
+      this.events.warning({
+        type: 'pooler',
+        message: `the LISTEN connection (the listen option) heard no NOTIFY sent through the pool within ${seconds} s: does listen name the pool's database, straight and not through a transaction-mode pooler? Idle worker loops find jobs by polling (pollingIntervalSeconds) meanwhile`,
+        listen: 'direct',
+      });
       return;
     }
+    if (this.listenDeafFound) return;
+    this.listenDeafFound = true;
     this.events.warning({
       type: 'pooler',
-      message: `the LISTEN connection (the listen option) heard no NOTIFY sent through the pool within ${seconds} s: does listen name the pool's database, straight and not through a transaction-mode pooler? Idle worker loops find jobs by polling (pollingIntervalSeconds) meanwhile`,
-      listen: 'direct',
+      message: `the LISTEN connection heard no NOTIFY sent through the pool within ${seconds} s, as through a transaction-mode pooler: LISTEN is off, and idle worker loops poll (pollingIntervalSeconds); give listen: { connectionString } straight to PostgreSQL for wake-ups in milliseconds`,
+      listen: 'off',
     });
-  }
-
-  /** A transaction-mode pooler is on the pool's way (`how`: what showed it): said once, and its listeners told. */
-  private behindPooler(how: string): void {
-    if (this.poolerFound !== null) return;
-    this.poolerFound = how;
-    const cfg = this.config;
-    const listen = cfg.useListenNotify && cfg.workers && cfg.listen ? 'direct' : 'off';
-    const wakeUps =
-      !cfg.useListenNotify || !cfg.workers
-        ? ''
-        : listen === 'direct'
-          ? '; LISTEN goes to the server of the listen option'
-          : '; LISTEN is off, as it hears nothing through such a pooler, and idle worker loops poll (pollingIntervalSeconds): give listen: { connectionString } straight to PostgreSQL for wake-ups in milliseconds';
-    this.events.warning({
-      type: 'pooler',
-      message: `the way to PostgreSQL ${how}, as a transaction-mode pooler does: the engine's statements run unnamed and without its session settings${wakeUps}`,
-      listen,
-    });
-    for (const listener of this.poolerListeners.splice(0)) listener();
+    for (const watcher of this.listenWatchers) watcher.deaf();
   }
 
   /** One maintenance pass now (see PgQueue.maintain). */
@@ -240,16 +273,14 @@ export class Runtime {
       // is off or a transaction-mode pooler is on the way (openEnginePool).
       let opened;
       try {
-        opened = await openEnginePool(cfg.connectionString, cfg.poolSize, cfg.preparedStatements, enginePlanCacheMode);
+        opened = await openEnginePool(cfg.connectionString, cfg.poolSize, cfg.preparedStatements, engineSessionMarked);
       } catch (err) {
         throw startupError(err, cfg.connectionString);
       }
       this.pool = opened.pool;
       pooler = opened.pooler;
       if (pooler === null && cfg.preparedStatements !== false)
-        this.names = new StatementNames(this.router.preparedTexts, (err) =>
-          this.behindPooler(`lost a statement the engine had prepared (${(err as Error).message})`),
-        );
+        this.names = new StatementNames(this.router.preparedTexts, (err) => this.preparedStatementsLost(err));
     } else {
       this.pool = cfg.pool ?? drizzlePool(cfg.db!);
     }
@@ -259,7 +290,7 @@ export class Runtime {
     this.pool.on('error', this.onIdleError);
     // A pool the caller gave keeps its own session settings: statements on it stay unnamed.
     this.gate = new PoolGate(this.pool, this.names ?? undefined);
-    if (pooler !== null) this.behindPooler(pooler);
+    if (pooler !== null) this.sessionSettingsLost(pooler);
     if (cfg.migrate) {
       try {
         this.migration = await migrate(this.pool, cfg.schema, cfg.schemaIdent, this.log, MIGRATION_LOCKS, () => this.closingFlag);
@@ -359,22 +390,5 @@ export class Runtime {
       this.events.warning('the pool had connections still in use when the queue closed; it ends once they are answered');
     }
     this.pool = null;
-  }
-}
-
-/** Waits for `promise` at most `ms`; true when it settled in time (a rejection counts as settled). */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([
-      promise.then(
-        () => true,
-        () => true,
-      ),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }

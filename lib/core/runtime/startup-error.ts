@@ -22,7 +22,8 @@ function target(connectionString: string | null): { user: string; address: strin
 
 /**
  * The engine's error for a start that failed on `err`: a QueueError with code DATABASE_NOT_FOUND, LOGIN_FAILED or
- * DATABASE_UNREACHABLE for those cases, else `err` itself.
+ * DATABASE_UNREACHABLE (no server at the address, or a pooler there whose server does not answer) for those cases,
+ * else `err` itself.
  */
 export function startupError(err: unknown, connectionString: string | null): unknown {
   const t = target(connectionString);
@@ -52,6 +53,15 @@ export function startupError(err: unknown, connectionString: string | null): unk
     return Object.assign(
       new QueueError(
         `no PostgreSQL answers${t ? ` at ${t.address}` : ''} (${state}): is it running, and is that its address?`,
+        'DATABASE_UNREACHABLE',
+      ),
+      cause,
+    );
+  // PgBouncer answers, but the server behind it does not: it ends the login with a protocol error saying so
+  if (state === '08P01' && err instanceof Error && /server down|server_login_retry|server login/i.test(err.message))
+    return Object.assign(
+      new QueueError(
+        `a pooler answers${t ? ` at ${t.address}` : ''}, but the PostgreSQL behind it does not (${err.message}): is the server running, and is it the pooler's?`,
         'DATABASE_UNREACHABLE',
       ),
       cause,

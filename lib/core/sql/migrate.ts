@@ -22,10 +22,11 @@ WHERE locktype = 'advisory' AND granted AND classid = ${MIGRATION_LOCK} AND obji
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 /**
- * The planner setting the engine's connections open with (ENGINE_SESSION in runtime/db.ts), read on one of them at
- * start: a pooler that drops startup parameters leaves the server's default, and the engine then knows where it is.
+ * Whether the session carries the mark the engine's connections open with (ENGINE_SESSION in runtime/db.ts: a custom
+ * setting no server default sets), read on one of them at start: a pooler that drops startup parameters leaves it
+ * unset, and the engine then knows its settings are not in place.
  */
-export const enginePlanCacheMode = `SELECT current_setting('plan_cache_mode') AS plan_cache_mode`;
+export const engineSessionMarked = `SELECT current_setting('pgqueue.session', true) IS NOT DISTINCT FROM 'on' AS marked`;
 
 /**
  * The session's lock_timeout and statement_timeout in milliseconds (0: none; every unit they show in reads as an

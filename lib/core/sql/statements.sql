@@ -2604,8 +2604,8 @@ CREATE SCHEMA IF NOT EXISTS "pgqueue"
 -- migrate.ts: endMigrationTry
 RELEASE SAVEPOINT pgqueue_migration
 
--- migrate.ts: enginePlanCacheMode
-SELECT current_setting('plan_cache_mode') AS plan_cache_mode
+-- migrate.ts: engineSessionMarked
+SELECT current_setting('pgqueue.session', true) IS NOT DISTINCT FROM 'on' AS marked
 
 -- migrate.ts: migrationScript
 -- a header (lib/core/runtime/migrate.ts: the package version, the versions from and to)

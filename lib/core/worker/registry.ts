@@ -77,6 +77,15 @@ export class LoopRegistry {
     this.listener = new WakeListener(rt, () => this.table.all());
   }
 
+  /** Whether this instance holds a LISTEN connection for its loops, and where its hearing check stands (tests read them). */
+  get listening(): boolean {
+    return this.listener.listening;
+  }
+
+  get hearingCheck(): 'unchecked' | 'checking' | 'heard' | 'deaf' {
+    return this.listener.hearingCheck;
+  }
+
   private serial<T>(step: () => T | Promise<T>): Promise<T> {
     const run = this.control.then(step);
     this.control = run.catch(() => undefined);

@@ -25,10 +25,11 @@ export class WakeListener {
   private notifier: Notifier | null = null;
   /** Whether open() asked the runtime to be told of a pooler. */
   private watching = false;
-  /** Settles the hearing check under way when its NOTIFY (or another instance's) comes back. */
+  /** Settle the hearing check under way: heard (its NOTIFY, or another instance's, came back) or given up (close). */
   private hearing: (() => void) | null = null;
-  /** Whether the hearing check has come to a conclusion (it runs until one, once per engine). */
-  private heardOrDeaf = false;
+  private givingUp: (() => void) | null = null;
+  /** Where the hearing check stands: run until it concludes, and again after a prepared statement is lost. */
+  #check: 'unchecked' | 'checking' | 'heard' | 'deaf' = 'unchecked';
 
   constructor(
     private readonly rt: Runtime,
@@ -41,14 +42,20 @@ export class WakeListener {
    */
   async open(): Promise<void> {
     if (!this.rt.config.useListenNotify || this.notifier || this.rt.closing) return;
-    // behind a transaction-mode pooler without the listen option, LISTEN would hear nothing: the loops poll
+    // a LISTEN on the pool's way found deaf (as through a transaction-mode pooler): the loops poll
     const target = this.rt.listenTarget();
     if (target === null) return;
     if (!this.watching) {
       this.watching = true;
-      // a pooler found later (a prepared statement lost) makes a LISTEN through the pool deaf: closed then
-      this.rt.onPooler(() => {
-        if (this.rt.listenTarget() === null) void this.close();
+      this.rt.watchListen({
+        // a prepared statement lost: what the pool's way allows is in doubt again
+        check: () => {
+          if (this.#check !== 'checking') this.#check = 'unchecked';
+          if (this.notifier) void this.checkHearing(this.notifier);
+        },
+        deaf: () => {
+          if (this.rt.listenTarget() === null) void this.close();
+        },
       });
     }
     this.notifier = new Notifier(
@@ -74,9 +81,9 @@ export class WakeListener {
       this.rt.events.error(err, 'opening the LISTEN connection');
       return;
     }
-    // The engine's own pool was checked at start (openEnginePool): LISTEN beside it hears it. A pool handed in, or
-    // a LISTEN sent elsewhere by the listen option, is checked here: a NOTIFY through the pool must come back.
-    if (this.rt.config.connectionString === null || this.rt.config.listen !== null) void this.checkHearing(this.notifier);
+    // Beside the engine's own pool, with its session settings found in place at start (openEnginePool), LISTEN hears
+    // what the pool sends. Otherwise it must show it: a NOTIFY sent through the pool must come back.
+    if (this.rt.listenUnproven) void this.checkHearing(this.notifier);
   }
 
   /**
@@ -86,19 +93,21 @@ export class WakeListener {
    * NOTIFY or a reconnect meanwhile proves nothing: the check runs again at the next open().
    */
   private async checkHearing(notifier: Notifier): Promise<void> {
-    if (this.heardOrDeaf || this.hearing) return;
+    if (this.#check !== 'unchecked') return;
+    this.#check = 'checking';
     const opened = notifier.opened;
     let timer: NodeJS.Timeout | undefined;
     const heard = new Promise<boolean>((resolve) => {
       this.hearing = () => resolve(true);
+      this.givingUp = () => resolve(false);
       timer = setTimeout(() => resolve(false), HEARING_WAIT_MS);
     });
     try {
       await this.rt.background.query(hearingCheck, [this.rt.config.channel, HEARING]);
       const ok = await heard;
-      if (ok) this.heardOrDeaf = true;
+      if (ok) this.#check = 'heard';
       else if (this.notifier === notifier && notifier.connected && notifier.opened === opened && !this.rt.closing) {
-        this.heardOrDeaf = true;
+        this.#check = 'deaf';
         this.rt.listenDeaf(HEARING_WAIT_MS);
       }
     } catch {
@@ -106,12 +115,27 @@ export class WakeListener {
     } finally {
       clearTimeout(timer);
       this.hearing = null;
+      this.givingUp = null;
+      if (this.#check === 'checking') this.#check = 'unchecked';
     }
+  }
+
+  /** Whether the LISTEN connection is open, or opening (tests read it through the loop registry). */
+  get listening(): boolean {
+    return this.notifier !== null;
+  }
+
+  /** Where the hearing check stands (tests read it through the loop registry). */
+  get hearingCheck(): 'unchecked' | 'checking' | 'heard' | 'deaf' {
+    return this.#check;
   }
 
   /** Closes the connection; open() opens a new one. */
   async close(): Promise<void> {
-    await this.notifier?.stop();
+    const notifier = this.notifier;
     this.notifier = null;
+    // a check under way ends now, concluding nothing (its notifier is gone), and keeps no timer running
+    this.givingUp?.();
+    await notifier?.stop();
   }
 }
