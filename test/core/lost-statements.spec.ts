@@ -1,8 +1,7 @@
-// A statement the engine prepared, lost on a direct connection: a transactional handler's DEALLOCATE ALL (as a
-// library's DISCARD ALL would) removes the statements prepared on the connection it holds, which goes back to the
-// pool. The engine's next named statement there fails (26000) before it runs: it is sent again unnamed, nothing is
-// named from then on, a pooler warning says so once, and the LISTEN connection is checked again and stays, as it
-// still hears the pool.
+// A statement the engine prepared, lost on a direct connection: a transactional handler's DEALLOCATE ALL removes
+// the statements prepared on the connection it holds, which goes back to the pool. The engine's next named
+// statement there fails (26000) before it runs: it is sent again unnamed, nothing is named from then on, a pooler
+// warning says so once, and the LISTEN connection is checked again and stays, as it still hears the pool.
 import { loopRegistryOf, runtimeOf } from '../../lib/core/pg-queue.js';
 import type { QueueWarning } from '../../lib/core/events.js';
 import { stateCounts, until } from '../helpers/db.js';
@@ -56,5 +55,21 @@ describe('a prepared statement lost on a direct connection', () => {
     );
     expect(lost()).toHaveLength(1);
     await q.close();
+  });
+
+  it('lost before any loop runs: the LISTEN opened later is checked, hears, and stays', async () => {
+    const q = f.create({ supervise: false, schema: `${f.schema}_early` });
+    try {
+      await q.createQueue('lost.early');
+      // as StatementNames reports a 26000 from the pool (here before any loop, as a send at the app's start would)
+      runtimeOf(q).lostPreparedStatement(Object.assign(new Error('prepared statement "pgq_0" does not exist'), { code: '26000' }));
+      expect(runtimeOf(q).namesStatements).toBe(false);
+      await q.work('lost.early', { pollingIntervalSeconds: 60 }, async () => undefined);
+      await until(() => loopRegistryOf(q).hearingCheck === 'heard', 'the hearing check of the LISTEN opened after the loss');
+      expect(loopRegistryOf(q).listening).toBe(true);
+    } finally {
+      await q.close();
+      await f.sql(`DROP SCHEMA IF EXISTS "${f.schema}_early" CASCADE`);
+    }
   });
 });

@@ -169,7 +169,13 @@ export class Runtime {
    */
   get listenUnproven(): boolean {
     const cfg = this.config;
-    return cfg.connectionString === null || cfg.listen !== null || cfg.preparedStatements === false || this.sessionLost !== null;
+    return (
+      cfg.connectionString === null ||
+      cfg.listen !== null ||
+      cfg.preparedStatements === false ||
+      this.sessionLost !== null ||
+      (this.names !== null && !this.names.active)
+    );
   }
 
   /** A statement prepared on one of the pool's connections was lost (see StatementNames): none is named from now on. */
@@ -182,62 +188,53 @@ export class Runtime {
     this.listenWatchers.push(watcher);
   }
 
-  /** What LISTEN does now, for the pooler warning. */
-  private get listenRoute(): 'direct' | 'pool' | 'off' {
+  /** A pooler warning, with where LISTEN goes now ('pool': still to be checked, which the message then says). */
+  private poolerWarning(message: string): void {
     const cfg = this.config;
-    if (!cfg.useListenNotify || !cfg.workers) return 'off';
-    return cfg.listen ? 'direct' : this.listenDeafFound ? 'off' : 'pool';
-  }
-
-  /** What the pooler warnings say of LISTEN while it is still to be checked. */
-  private get listenChecked(): string {
-    return this.listenRoute === 'pool'
-      ? '; the LISTEN connection is checked once open (a NOTIFY sent through the pool must reach it) and turned off if it hears nothing'
-      : '';
+    const listen = !cfg.useListenNotify || !cfg.workers || this.listenDeafFound ? 'off' : cfg.listen ? 'direct' : 'pool';
+    const checked =
+      listen === 'pool'
+        ? '; the LISTEN connection is checked once open (a NOTIFY sent through the pool must reach it) and turned off if it hears nothing'
+        : '';
+    this.events.warning({ type: 'pooler', message: `${message}${checked}`, listen });
   }
 
   /** The start found the engine's session settings refused or dropped on the pool's way (`how`): said once. */
   private sessionSettingsLost(how: string): void {
+    // a start tried again (its migration failed) finds the same: said once
+    if (this.sessionLost !== null) return;
     this.sessionLost = how;
-    this.events.warning({
-      type: 'pooler',
-      message: `the way to PostgreSQL ${how}, as a pooler does: the engine's statements run unnamed and without its session settings${this.listenChecked}`,
-      listen: this.listenRoute,
-    });
+    this.poolerWarning(
+      `the way to PostgreSQL ${how}, as a pooler does: the engine's statements run unnamed and without its session settings`,
+    );
   }
 
   /** A prepared statement was lost (StatementNames): said once, and LISTEN checked again. */
   private preparedStatementsLost(err: unknown): void {
-    this.events.warning({
-      type: 'pooler',
-      message: `a statement the engine had prepared was lost (${(err as Error).message}), as behind a transaction-mode pooler, or after DISCARD ALL or DEALLOCATE ALL in a transaction of the app: the engine's statements run unnamed from now on${this.listenChecked}`,
-      listen: this.listenRoute,
-    });
+    this.poolerWarning(
+      `a statement the engine had prepared was lost (${(err as Error).message}), as behind a transaction-mode pooler, or after a DEALLOCATE ALL by the app on one of the engine's connections (a transactional handler's): the engine's statements run unnamed from now on`,
+    );
     for (const watcher of this.listenWatchers) watcher.check();
   }
 
   /**
-   * The LISTEN connection heard no NOTIFY sent through the pool within `waitedMs` (WakeListener's hearing check). On
-   * the pool's way, as through a transaction-mode pooler: LISTEN goes off and idle loops poll. With the listen
-   * option: said, and LISTEN stays (polling finds every job anyway).
+   * The LISTEN connection heard no NOTIFY sent through the pool within `waitedMs`, twice (WakeListener's hearing
+   * check). On the pool's way, as through a transaction-mode pooler: LISTEN goes off and idle loops poll. With the
+   * listen option: said, and LISTEN stays (polling finds every job anyway).
    */
   listenDeaf(waitedMs: number): void {
-    const seconds = waitedMs / 1000;
+    const heardNothing = `the LISTEN connection heard no NOTIFY sent through the pool within ${waitedMs / 1000} s, twice`;
     if (this.config.listen !== null) {
-      this.events.warning({
-        type: 'pooler',
-        message: `the LISTEN connection (the listen option) heard no NOTIFY sent through the pool within ${seconds} s: does listen name the pool's database, straight and not through a transaction-mode pooler? Idle worker loops find jobs by polling (pollingIntervalSeconds) meanwhile`,
-        listen: 'direct',
-      });
+      this.poolerWarning(
+        `${heardNothing}, with the listen option: does listen name the pool's database, straight and not through a transaction-mode pooler? Idle worker loops find jobs by polling (pollingIntervalSeconds) meanwhile`,
+      );
       return;
     }
     if (this.listenDeafFound) return;
     this.listenDeafFound = true;
-    this.events.warning({
-      type: 'pooler',
-      message: `the LISTEN connection heard no NOTIFY sent through the pool within ${seconds} s, as through a transaction-mode pooler: LISTEN is off, and idle worker loops poll (pollingIntervalSeconds); give listen: { connectionString } straight to PostgreSQL for wake-ups in milliseconds`,
-      listen: 'off',
-    });
+    this.poolerWarning(
+      `${heardNothing}, as through a transaction-mode pooler: LISTEN is off, and idle worker loops poll (pollingIntervalSeconds); give listen: { connectionString } straight to PostgreSQL for wake-ups in milliseconds`,
+    );
     for (const watcher of this.listenWatchers) watcher.deaf();
   }
 

@@ -58,7 +58,11 @@ export function startupError(err: unknown, connectionString: string | null): unk
       cause,
     );
   // PgBouncer answers, but the server behind it does not: it ends the login with a protocol error saying so
-  if (state === '08P01' && err instanceof Error && /server down|server_login_retry|server login/i.test(err.message))
+  if (
+    state === '08P01' &&
+    err instanceof Error &&
+    /server down|server_login_retry|server login|cannot connect to server/i.test(err.message)
+  )
     return Object.assign(
       new QueueError(
         `a pooler answers${t ? ` at ${t.address}` : ''}, but the PostgreSQL behind it does not (${err.message}): is the server running, and is it the pooler's?`,

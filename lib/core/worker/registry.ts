@@ -10,7 +10,7 @@
 import { checkedHandler, jobNameOf, type JobName } from '../job-definition.js';
 import { InvalidOptionError, QueueError } from '../errors.js';
 import { LoopTable } from './loop-table.js';
-import { WakeListener } from './wake-listener.js';
+import { WakeListener, type HearingCheck } from './wake-listener.js';
 import { parseOffWorkOptions, parseWorkOptions, type ParsedWorkOptions } from '../config/options.js';
 import { closedError } from '../runtime/pool-gate.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -82,7 +82,7 @@ export class LoopRegistry {
     return this.listener.listening;
   }
 
-  get hearingCheck(): 'unchecked' | 'checking' | 'heard' | 'deaf' {
+  get hearingCheck(): HearingCheck {
     return this.listener.hearingCheck;
   }
 

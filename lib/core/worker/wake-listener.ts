@@ -20,21 +20,40 @@ export interface WakeableLoop {
   reconnected(): void;
 }
 
+/** Where the hearing check stands (see WakeListener.checkHearing). */
+export type HearingCheck = 'unchecked' | 'checking' | 'heard' | 'deaf';
+
+/** How long after a check that proved nothing (its NOTIFY failed, the connection came back meanwhile) it runs again. */
+const RECHECK_MS = 5_000;
+
 /** One engine's LISTEN connection for its loops: opened with the first loop, closed by stopWorkers() and close(). */
 export class WakeListener {
   private notifier: Notifier | null = null;
-  /** Whether open() asked the runtime to be told of a pooler. */
-  private watching = false;
-  /** Settle the hearing check under way: heard (its NOTIFY, or another instance's, came back) or given up (close). */
+  #check: HearingCheck = 'unchecked';
+  /** Whether a hearing check is due: LISTEN is unproven (Runtime.listenUnproven) or a prepared statement was lost. */
+  private due = false;
+  /** Settle the reply a check waits for: heard (its NOTIFY, or another instance's, came back) or given up (close). */
   private hearing: (() => void) | null = null;
   private givingUp: (() => void) | null = null;
-  /** Where the hearing check stands: run until it concludes, and again after a prepared statement is lost. */
-  #check: 'unchecked' | 'checking' | 'heard' | 'deaf' = 'unchecked';
+  private recheck: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly rt: Runtime,
     private readonly loops: () => Iterable<WakeableLoop>,
-  ) {}
+  ) {
+    rt.watchListen({
+      // a prepared statement lost: what the pool's way allows is in doubt again (a deaf LISTEN stays deaf)
+      check: () => {
+        if (this.#check === 'deaf') return;
+        if (this.#check === 'heard') this.#check = 'unchecked';
+        this.due = true;
+        this.maybeCheck();
+      },
+      deaf: () => {
+        if (this.rt.listenTarget() === null) void this.close();
+      },
+    });
+  }
 
   /**
    * Opens the connection unless it is open, off (useListenNotify false) or the engine closing. A failure to open
@@ -45,20 +64,10 @@ export class WakeListener {
     // a LISTEN on the pool's way found deaf (as through a transaction-mode pooler): the loops poll
     const target = this.rt.listenTarget();
     if (target === null) return;
-    if (!this.watching) {
-      this.watching = true;
-      this.rt.watchListen({
-        // a prepared statement lost: what the pool's way allows is in doubt again
-        check: () => {
-          if (this.#check !== 'checking') this.#check = 'unchecked';
-          if (this.notifier) void this.checkHearing(this.notifier);
-        },
-        deaf: () => {
-          if (this.rt.listenTarget() === null) void this.close();
-        },
-      });
-    }
-    this.notifier = new Notifier(
+    // Beside the engine's own pool, with its session settings found in place at start (openEnginePool), LISTEN hears
+    // what the pool sends. Otherwise it must show it: a NOTIFY sent through the pool must come back.
+    if (this.rt.listenUnproven && this.#check === 'unchecked') this.due = true;
+    const notifier = new Notifier(
       target,
       this.rt.config.channel,
       (queue, dueInMs) => {
@@ -67,6 +76,8 @@ export class WakeListener {
       },
       () => {
         for (const loop of this.loops()) loop.reconnected();
+        // on each (re)connect: a check that is due runs now
+        this.maybeCheck();
       },
       this.rt.log,
       {
@@ -75,49 +86,90 @@ export class WakeListener {
         regained: () => this.rt.events.warning('the LISTEN connection is back'),
       },
     );
+    this.notifier = notifier;
     try {
-      await this.notifier.start();
+      await notifier.start();
     } catch (err) {
       this.rt.events.error(err, 'opening the LISTEN connection');
-      return;
     }
-    // Beside the engine's own pool, with its session settings found in place at start (openEnginePool), LISTEN hears
-    // what the pool sends. Otherwise it must show it: a NOTIFY sent through the pool must come back.
-    if (this.rt.listenUnproven) void this.checkHearing(this.notifier);
+  }
+
+  /** Starts the hearing check when one is due, none is under way, and the connection is open. */
+  private maybeCheck(): void {
+    const notifier = this.notifier;
+    if (!this.due || this.#check !== 'unchecked' || !notifier?.connected || this.rt.closing) return;
+    void this.checkHearing(notifier);
   }
 
   /**
-   * Sends a NOTIFY through the pool and waits up to HEARING_WAIT_MS for the LISTEN connection to hear it (or any
-   * instance's check). Heard: done. Not heard while the connection stayed open and the NOTIFY went out: the
-   * connection is deaf, as behind a transaction-mode pooler, and the runtime is told (Runtime.listenDeaf). A failed
-   * NOTIFY or a reconnect meanwhile proves nothing: the check runs again at the next open().
+   * Sends a NOTIFY through the pool and waits HEARING_WAIT_MS, from its return, for the LISTEN connection to hear it
+   * (or another instance's); twice, so that a stall of the pool or of this process (a long synchronous handler) is
+   * not taken for deafness. Heard: done. Heard neither time while the connection stayed open: deaf, as behind a
+   * transaction-mode pooler, and the runtime is told (Runtime.listenDeaf). A failed NOTIFY, or a reconnect meanwhile,
+   * proves nothing: the check runs again at the next connect, or after RECHECK_MS.
    */
   private async checkHearing(notifier: Notifier): Promise<void> {
-    if (this.#check !== 'unchecked') return;
     this.#check = 'checking';
-    const opened = notifier.opened;
-    let timer: NodeJS.Timeout | undefined;
-    const heard = new Promise<boolean>((resolve) => {
-      this.hearing = () => resolve(true);
-      this.givingUp = () => resolve(false);
-      timer = setTimeout(() => resolve(false), HEARING_WAIT_MS);
-    });
     try {
-      await this.rt.background.query(hearingCheck, [this.rt.config.channel, HEARING]);
-      const ok = await heard;
-      if (ok) this.#check = 'heard';
-      else if (this.notifier === notifier && notifier.connected && notifier.opened === opened && !this.rt.closing) {
-        this.#check = 'deaf';
-        this.rt.listenDeaf(HEARING_WAIT_MS);
+      const opened = notifier.opened;
+      const unchanged = () => this.notifier === notifier && notifier.connected && notifier.opened === opened && !this.rt.closing;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const reply = this.awaitReply();
+        try {
+          await this.rt.background.query(hearingCheck, [this.rt.config.channel, HEARING]);
+          reply.arm(HEARING_WAIT_MS);
+          if (await reply.heard) {
+            this.#check = 'heard';
+            this.due = false;
+            return;
+          }
+        } finally {
+          reply.done();
+        }
+        if (!unchanged()) return;
       }
+      this.#check = 'deaf';
+      this.due = false;
+      this.rt.listenDeaf(HEARING_WAIT_MS);
     } catch {
       // the NOTIFY did not go out (the database away, the engine closing): nothing is known
     } finally {
-      clearTimeout(timer);
-      this.hearing = null;
-      this.givingUp = null;
-      if (this.#check === 'checking') this.#check = 'unchecked';
+      if (this.#check === 'checking') {
+        this.#check = 'unchecked';
+        if (this.due && !this.rt.closing && this.recheck === null) {
+          this.recheck = setTimeout(() => {
+            this.recheck = null;
+            this.maybeCheck();
+          }, RECHECK_MS);
+          this.recheck.unref();
+        }
+      }
     }
+  }
+
+  /**
+   * The reply one NOTIFY of the check waits for: `heard` resolves true when a `#hearing` NOTIFY arrives, false once
+   * `arm(ms)`'s time has passed (after a turn of the event loop, so that a NOTIFY already in the socket is read first)
+   * or the listener closes. Its timer never keeps the process alive.
+   */
+  private awaitReply(): { heard: Promise<boolean>; arm(ms: number): void; done(): void } {
+    let settle!: (heard: boolean) => void;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => (settle = resolve));
+    this.hearing = () => settle(true);
+    this.givingUp = () => settle(false);
+    return {
+      heard,
+      arm: (ms) => {
+        timer = setTimeout(() => setImmediate(() => settle(false)), ms);
+        timer.unref();
+      },
+      done: () => {
+        clearTimeout(timer);
+        this.hearing = null;
+        this.givingUp = null;
+      },
+    };
   }
 
   /** Whether the LISTEN connection is open, or opening (tests read it through the loop registry). */
@@ -126,7 +178,7 @@ export class WakeListener {
   }
 
   /** Where the hearing check stands (tests read it through the loop registry). */
-  get hearingCheck(): 'unchecked' | 'checking' | 'heard' | 'deaf' {
+  get hearingCheck(): HearingCheck {
     return this.#check;
   }
 
@@ -134,7 +186,9 @@ export class WakeListener {
   async close(): Promise<void> {
     const notifier = this.notifier;
     this.notifier = null;
-    // a check under way ends now, concluding nothing (its notifier is gone), and keeps no timer running
+    if (this.recheck) clearTimeout(this.recheck);
+    this.recheck = null;
+    // a check under way ends now, concluding nothing (its notifier is gone)
     this.givingUp?.();
     await notifier?.stop();
   }
