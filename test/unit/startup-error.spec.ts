@@ -29,6 +29,7 @@ describe('startupError', () => {
     expect(pooled.message).toBe(
       "a pooler answers at db.internal:6543, but the PostgreSQL behind it does not (client_login_timeout (server down)): is the server running, and is it the pooler's?",
     );
+    expect((startupError(pgError('08P01', 'pgbouncer cannot connect to server'), url) as QueueError).code).toBe('DATABASE_UNREACHABLE');
     // PgBouncer's refusal of a startup parameter is no unreachable server: the engine handles it (openEnginePool)
     const refusal = pgError('08P01', 'unsupported startup parameter: options');
     expect(startupError(refusal, url)).toBe(refusal);
