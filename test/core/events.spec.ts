@@ -120,6 +120,35 @@ describe('warnings', () => {
     expect(sizes()).toHaveLength(2);
   });
 
+  it("queue-size: the module's warningQueueSize for the queues that set none; a queue's own wins", async () => {
+    const q = f.create({ supervise: false, warningQueueSize: 3 });
+    await q.createQueue('ev.default');
+    await q.createQueue('ev.own', { warningQueueSize: 5 });
+    const warnings: QueueWarning[] = [];
+    q.on('warning', (w) => warnings.push(w));
+    const sizes = () => warnings.filter((w) => w.type === 'queue-size' && (w.queue === 'ev.default' || w.queue === 'ev.own'));
+    await q.insert('ev.default', [{}, {}]);
+    await q.insert('ev.own', [{}, {}, {}, {}]);
+    await q.monitor({ force: true });
+    expect(sizes()).toEqual([]);
+    await q.send('ev.default', {});
+    await q.monitor({ force: true });
+    expect(sizes()).toEqual([
+      {
+        type: 'queue-size',
+        queue: 'ev.default',
+        queuedCount: 3,
+        warningQueueSize: 3,
+        message: 'queue "ev.default" has 3 waiting jobs, at or over the warningQueueSize of queues that set none of 3',
+      },
+    ]);
+    // four waiting jobs were over the module's 3 and under the queue's own 5: the fifth reaches it
+    await q.send('ev.own', {});
+    await q.monitor({ force: true });
+    expect(sizes().map((w) => (w.type === 'queue-size' ? w.queue : null))).toEqual(['ev.default', 'ev.own']);
+    expect(sizes()[1]).toMatchObject({ queuedCount: 5, warningQueueSize: 5 });
+  });
+
   it('slow-claim: a claim slower than warningSlowClaimMs, reported once', async () => {
     const q = f.create({ supervise: false, warningSlowClaimMs: 1 });
     await q.createQueue('ev.slow', { concurrencyLimit: 5 });

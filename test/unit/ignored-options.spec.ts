@@ -120,6 +120,9 @@ describe('module options that would do nothing beside the others', () => {
     expect(resolveConfig({ connectionString: url, listen: { connectionString: url } }).listen).toEqual({ connectionString: url });
     expect(resolveConfig({ connectionString: url, listen: { host: 'db', port: 5433 } }).listen).toEqual({ host: 'db', port: 5433 });
     expect(resolveConfig({ connectionString: url }).listen).toBeNull();
+    expect(resolveConfig({ connectionString: url, warningQueueSize: 1000 }).warningQueueSize).toBe(1000);
+    expect(resolveConfig({ connectionString: url }).warningQueueSize).toBeNull();
+    expect(refusal(() => resolveConfig({ connectionString: url, warningQueueSize: 0 })).field).toBe('warningQueueSize');
     // left out: prepared unless a pooler is found at start (null); said: as said
     expect(resolveConfig({ connectionString: url }).preparedStatements).toBeNull();
     expect(resolveConfig({ connectionString: url, preparedStatements: true }).preparedStatements).toBe(true);

@@ -50,6 +50,11 @@ export interface QueueModuleOptions {
    * created, completed and failed since the last, and histograms of wait and run times (getQueueStats).
    */
   persistQueueStats?: boolean;
+  /**
+   * The warningQueueSize of every queue that sets none (pg-boss's constructor option): a `queue-size` warning when its
+   * waiting jobs reach this many, as a monitor pass of this instance counts them; an integer ≥ 1 (default none).
+   */
+  warningQueueSize?: number;
   /** Days a monitor snapshot is kept, 1–3650 (default 7); only with persistQueueStats: true. */
   queueStatRetentionDays?: number;
   /** A worker's claim slower than this many milliseconds emits a `slow-claim` warning, 0–3600000; 0: never (default 1000). */
@@ -102,6 +107,8 @@ export interface ResolvedConfig {
   readonly maintenanceIntervalSeconds: number;
   readonly shutdownTimeoutMs: number;
   readonly persistQueueStats: boolean;
+  /** The warningQueueSize of queues that set none (null: none). */
+  readonly warningQueueSize: number | null;
   readonly queueStatRetentionDays: number;
   readonly warningSlowClaimMs: number;
   readonly maxPayloadBytes: number;
@@ -182,6 +189,7 @@ export function resolveConfig(input: unknown): ResolvedConfig {
     maintenanceIntervalSeconds: optInt('maintenanceIntervalSeconds', o.maintenanceIntervalSeconds, 1, 86_400) ?? 60,
     shutdownTimeoutMs: optInt('shutdownTimeoutMs', o.shutdownTimeoutMs, 0, 3_600_000) ?? 30_000,
     persistQueueStats: optBool('persistQueueStats', o.persistQueueStats) ?? false,
+    warningQueueSize: optInt('warningQueueSize', o.warningQueueSize, 1) ?? null,
     queueStatRetentionDays: optInt('queueStatRetentionDays', o.queueStatRetentionDays, 1, 3650) ?? 7,
     warningSlowClaimMs: optInt('warningSlowClaimMs', o.warningSlowClaimMs, 0, 3_600_000) ?? 1000,
     maxPayloadBytes: o.maxPayloadBytes === undefined ? 1_048_576 : int('maxPayloadBytes', o.maxPayloadBytes, 1, 256 * 1_048_576),

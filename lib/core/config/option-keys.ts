@@ -161,6 +161,7 @@ export const MODULE_OPTIONS = keySet(
     'shutdownTimeoutMs',
     'persistQueueStats',
     'queueStatRetentionDays',
+    'warningQueueSize',
     'warningSlowClaimMs',
     'maxPayloadBytes',
     'poolSize',

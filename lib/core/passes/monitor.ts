@@ -42,6 +42,8 @@ export interface MonitorContext {
   readonly intervalSeconds: number;
   readonly persistQueueStats: boolean;
   readonly queueStatRetentionDays: number;
+  /** The warningQueueSize of queues that set none (the module option; null: none). */
+  readonly warningQueueSize: number | null;
   /** Where a queue that reaches its warningQueueSize is reported. */
   warning(warning: QueueWarning): void;
 }
@@ -82,20 +84,22 @@ export class QueueMonitor {
   }
 
   /**
-   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize at this
-   * count and were below it at the count before (or were never counted): once per crossing, whichever instance
-   * counted before, since the count before is read from the queue's row.
+   * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize (its
+   * own, else the module's) at this count and were below it at the count before (or were never counted): once per
+   * crossing, whichever instance counted before, since the count before is read from the queue's row.
    */
   private watchSizes(queues: readonly MonitoredQueue[]): void {
     for (const q of queues) {
-      if (q.warningQueueSize === null || q.queuedCount < q.warningQueueSize) continue;
-      if (q.previousQueuedCount !== null && q.previousQueuedCount >= q.warningQueueSize) continue;
+      const size = q.warningQueueSize ?? this.ctx.warningQueueSize;
+      if (size === null || q.queuedCount < size) continue;
+      if (q.previousQueuedCount !== null && q.previousQueuedCount >= size) continue;
+      const whose = q.warningQueueSize === null ? 'the warningQueueSize of queues that set none' : 'its warningQueueSize';
       this.ctx.warning({
         type: 'queue-size',
-        message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over its warningQueueSize of ${q.warningQueueSize}`,
+        message: `queue "${q.name}" has ${q.queuedCount} waiting jobs, at or over ${whose} of ${size}`,
         queue: q.name,
         queuedCount: q.queuedCount,
-        warningQueueSize: q.warningQueueSize,
+        warningQueueSize: size,
       });
     }
   }

@@ -80,6 +80,7 @@ export class Runtime {
       schema: config.schema,
       intervalSeconds: config.monitorIntervalSeconds,
       persistQueueStats: config.persistQueueStats,
+      warningQueueSize: config.warningQueueSize,
       queueStatRetentionDays: config.queueStatRetentionDays,
       warning: (warning) => events.warning(warning),
     });
