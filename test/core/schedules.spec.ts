@@ -2,6 +2,7 @@
 // instances race, restart, or come back after slots were missed.
 import { InvalidOptionError, QueueNotFoundError, type QueueWarning } from '../../lib/core/index.js';
 import type { PgQueue } from '../../lib/core/pg-queue.js';
+import { CURRENT_SLOT_MS } from '../../lib/core/queues/cron.js';
 import { testUrl, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
@@ -102,6 +103,26 @@ describe('the scheduler', () => {
     const schedules = await f.sql<{ n: string }>(`SELECT count(*)::text AS n FROM $schema.schedules`);
     expect(schedules).toEqual([{ n: '0' }]);
   }, 120_000);
+
+  it('a new schedule fires the slot it was made inside, as pg-boss does: at once, as itself, once', async () => {
+    const q = await scheduling();
+    await q.createQueue('sched.current');
+    // a daily slot 30 s ago by the database's clock: inside pg-boss's minute, and past MISSED_AFTER_MS (15 s), so
+    // that only the rule for a new schedule fires it ('skip' would drop it as missed)
+    const nowMs = (await f.sql<{ now_ms: number }>(`SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms`))[0]!.now_ms;
+    const slot = new Date(Math.floor(nowMs / 1000) * 1000 - 30_000);
+    const daily = `${slot.getUTCSeconds()} ${slot.getUTCMinutes()} ${slot.getUTCHours()} * * *`;
+    await q.schedule('sched.current', daily, { current: true }, { missed: 'skip' });
+    // one made outside its slot starts from the next one
+    await q.schedule('sched.current', '0 0 1 1 *', null, { key: 'yearly' });
+    await until(async () => (await jobsOf('sched.current')).length > 0, 'the slot the schedule was made inside', 15_000, 100);
+    await q.unschedule('sched.current');
+    expect((await jobsOf('sched.current')).map((j) => j.slot)).toEqual([slot.getTime()]);
+    const yearly = (await q.getSchedules('sched.current')).find((s) => s.key === 'yearly')!;
+    expect(yearly.nextRunOn!.getTime()).toBeGreaterThan(nowMs);
+    expect(yearly.lastRunOn).toBeNull();
+    expect(CURRENT_SLOT_MS).toBeGreaterThan(30_000);
+  });
 
   it("slots missed while no scheduler ran fire as one job with missed: 'once', as none with 'skip'", async () => {
     const idle = f.create({ supervise: false });

@@ -1,4 +1,12 @@
-import { MISSED_AFTER_MS, MISSED_COUNTED_MAX, parseCron, slotsDue, timeZone } from '../../lib/core/queues/cron.js';
+import {
+  CURRENT_SLOT_MS,
+  firstSlot,
+  MISSED_AFTER_MS,
+  MISSED_COUNTED_MAX,
+  parseCron,
+  slotsDue,
+  timeZone,
+} from '../../lib/core/queues/cron.js';
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import { parseDeclaredSchedule, parseSchedule } from '../../lib/core/queues/schedules.js';
 
@@ -98,6 +106,33 @@ describe('slotsDue, edges', () => {
     const plan = slotsDue(everySecond, now - 2000, now, 'once', now - 1000);
     expect(plan.fire).toEqual([now]);
     expect(slotsDue(everySecond, now - 2000, now, 'once', now).fire).toEqual([]);
+  });
+});
+
+describe("a new schedule's first slot", () => {
+  const everyMinute = parseCron('cron', '* * * * *', 'UTC');
+  const daily = parseCron('cron', '0 9 * * *', 'UTC');
+
+  it('is the slot it is made inside (within CURRENT_SLOT_MS after it), else the next', () => {
+    expect(everyMinute.previous(at('2026-03-01T10:00:00Z'))).toBe(at('2026-03-01T10:00:00Z'));
+    expect(firstSlot(everyMinute, at('2026-03-01T10:00:42Z'))).toBe(at('2026-03-01T10:00:00Z'));
+    expect(firstSlot(daily, at('2026-03-01T09:00:59.999Z'))).toBe(at('2026-03-01T09:00:00Z'));
+    expect(firstSlot(daily, at('2026-03-01T09:00:00Z') + CURRENT_SLOT_MS)).toBe(at('2026-03-02T09:00:00Z'));
+    expect(firstSlot(daily, at('2026-03-01T15:00:00Z'))).toBe(at('2026-03-02T09:00:00Z'));
+  });
+
+  it('fires as itself, however late the pass, where an older slot would be missed', () => {
+    const slot = at('2026-03-01T09:00:00Z');
+    const created = slot + 50_000;
+    // the pass comes 40 s after the schedule was made: its slot is 90 s old, well past MISSED_AFTER_MS
+    const plan = slotsDue(daily, slot, created + 40_000, 'skip', null, created);
+    expect(plan).toEqual({ fire: [slot], missedOnce: false, missedCount: 0, next: at('2026-03-02T09:00:00Z') });
+    // without the creation time (an old schedule that missed it), the same slot is missed
+    expect(slotsDue(daily, slot, created + 40_000, 'skip', null, null)).toMatchObject({ fire: [], missedCount: 1 });
+    // a slot long before the creation (a schedule's next slot moved back by hand) is missed as any other
+    expect(slotsDue(daily, slot, created + 40_000, 'skip', null, slot + 10 * 60_000)).toMatchObject({ fire: [], missedCount: 1 });
+    // a slot after the creation is no catch-up: missed as any other
+    expect(slotsDue(daily, slot, slot + 90_000, 'skip', null, slot - 1)).toMatchObject({ fire: [], missedCount: 1 });
   });
 });
 

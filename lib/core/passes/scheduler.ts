@@ -32,6 +32,7 @@ interface DueRow {
   missed: 'once' | 'skip';
   next_ms: number;
   last_ms: number | null;
+  created_ms: number;
   now_ms: number;
 }
 
@@ -164,7 +165,7 @@ export class Scheduler {
    * One insert per slot, so that the last slot's job is known when the queue's policy refuses another.
    */
   private async fire(client: pg.PoolClient, row: DueRow): Promise<void> {
-    const plan = slotsDue(this.cronOf(row), row.next_ms, row.now_ms, row.missed, row.last_ms);
+    const plan = slotsDue(this.cronOf(row), row.next_ms, row.now_ms, row.missed, row.last_ms, row.created_ms);
     const exec = pgExecutor(client);
     let lastRun: number | null = null;
     let lastId: string | null = null;

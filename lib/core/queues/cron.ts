@@ -4,10 +4,24 @@
 import { Cron } from 'croner';
 import { InvalidOptionError } from '../errors.js';
 
-/** A parsed expression in its time zone: the first slot after a time. */
+/** A parsed expression in its time zone: the first slot after a time, and the last one at or before it. */
 export interface CronSlots {
   /** The first slot strictly after `afterMs` (ms since the epoch), or null when the expression has none left. */
   next(afterMs: number): number | null;
+  /** The last slot at or before `atMs`, or null when the expression had none. */
+  previous(atMs: number): number | null;
+}
+
+/**
+ * How long after its slot a new schedule still fires that slot, as pg-boss does for a schedule created within the
+ * minute of its slot: created inside a slot, a schedule fires it at once, as itself (slotsDue), not as missed.
+ */
+export const CURRENT_SLOT_MS = 60_000;
+
+/** The slot a schedule made at `nowMs` starts from: the one it was made inside (CURRENT_SLOT_MS), else the next. */
+export function firstSlot(cron: CronSlots, nowMs: number): number | null {
+  const current = cron.previous(nowMs);
+  return current !== null && nowMs - current < CURRENT_SLOT_MS ? current : cron.next(nowMs);
 }
 
 /** An IANA time zone name as the platform knows it (`UTC`, `Europe/Paris`), else an InvalidOptionError naming `field`. */
@@ -38,7 +52,11 @@ export function parseCron(field: string, expression: unknown, tz: string): CronS
     throw new InvalidOptionError(field, `${CRON_EXPECTED} (${(err as Error).message})`, expression);
   }
   if (cron.nextRun() === null) throw new InvalidOptionError(field, CRON_EXPECTED, expression);
-  return { next: (afterMs) => cron.nextRun(new Date(afterMs))?.getTime() ?? null };
+  return {
+    next: (afterMs) => cron.nextRun(new Date(afterMs))?.getTime() ?? null,
+    // croner counts a run earlier in the reference's own second: one millisecond on makes a slot at `atMs` count
+    previous: (atMs) => cron.previousRuns(1, new Date(Math.floor(atMs) + 1))[0]?.getTime() ?? null,
+  };
 }
 
 /**
@@ -69,7 +87,8 @@ export interface DuePlan {
  * Which slots a pass at `nowMs` fires for a schedule whose first unfired slot is `fromMs`; `lastFiredMs` is the
  * last slot (or missed-slot job) that fired, and no slot at or before it fires again, whatever `fromMs` says (a
  * schedule replaced while a pass fired it). Slots within MISSED_AFTER_MS of now fire one job each; older ones
- * were missed: with `'once'` they fire one job together, with `'skip'` none.
+ * were missed: with `'once'` they fire one job together, with `'skip'` none. The slot a schedule was created inside
+ * (`createdMs`, firstSlot) is never missed: it fires as itself, however late the pass.
  */
 export function slotsDue(
   cron: CronSlots,
@@ -77,17 +96,24 @@ export function slotsDue(
   nowMs: number,
   missed: 'once' | 'skip',
   lastFiredMs: number | null = null,
+  createdMs: number | null = null,
 ): DuePlan {
   // whole milliseconds: croner steps whole seconds, and a fractional bound could count one slot as both missed and due
   const now = Math.floor(nowMs);
   const lateFrom = now - MISSED_AFTER_MS;
   let slot: number | null = lastFiredMs !== null && fromMs <= lastFiredMs ? cron.next(lastFiredMs) : fromMs;
+  const fire: number[] = [];
+  // the slot the schedule was created inside (firstSlot, read from the clock a statement before the row's created_on:
+  // up to MISSED_AFTER_MS between the two is allowed), not fired yet
+  if (slot !== null && createdMs !== null && slot <= createdMs && createdMs - slot < CURRENT_SLOT_MS + MISSED_AFTER_MS && slot <= now) {
+    fire.push(slot);
+    slot = cron.next(slot);
+  }
   let missedCount = 0;
   if (slot !== null && slot < lateFrom) {
     for (let s: number | null = slot; s !== null && s < lateFrom && missedCount < MISSED_COUNTED_MAX; s = cron.next(s)) missedCount++;
     slot = cron.next(lateFrom - 1);
   }
-  const fire: number[] = [];
   while (slot !== null && slot <= now) {
     fire.push(slot);
     slot = cron.next(slot);

@@ -1,6 +1,6 @@
 // Cron schedules, as the public methods see them: schedule(), unschedule(), getSchedules(), and the bootstrap's
 // syncDeclared() for `@QueueHandler(name, { schedule })`. What fires the slots is the scheduler (scheduler.ts).
-import { parseCron, timeZone } from './cron.js';
+import { firstSlot, parseCron, timeZone, type CronSlots } from './cron.js';
 import { assertDeadLetterTargets } from '../jobs/dead-letter-targets.js';
 import { InvalidOptionError, QueueNotFoundError } from '../errors.js';
 import { DECLARED_SCHEDULE_OPTIONS, SCHEDULE_OPTIONS } from '../config/option-keys.js';
@@ -47,7 +47,8 @@ interface Parsed {
   singletonKey: boolean;
   /** The jobs' own dead-letter queue, checked when the schedule is stored. */
   deadLetter: string | undefined;
-  next: (afterMs: number) => number | null;
+  /** The slots of the expression in its time zone. */
+  slots: CronSlots;
 }
 
 /**
@@ -83,7 +84,7 @@ export function parseSchedule(
     missed: missed === undefined ? 'once' : oneOf(`${field}.missed`, missed, ['once', 'skip'] as const),
     singletonKey: parsed.singletonKey !== undefined,
     deadLetter: parsed.deadLetter,
-    next: (afterMs) => slots.next(afterMs),
+    slots,
   };
 }
 
@@ -174,7 +175,8 @@ export class Schedules {
       await assertDeadLetterTargets(this.rt.router, exec, [{ field: `${field}.deadLetter`, queue: p.deadLetter }]);
     // Slots are counted from the database's clock, as the scheduler fires them.
     const [{ now_ms: nowMs }] = (await exec.query<{ now_ms: number }>(this.rt.statements.databaseNow)) as [{ now_ms: number }];
-    const args = [p.name, p.key, p.cron, p.tz, p.data, p.options, p.missed, managed, p.next(nowMs)];
+    // a new schedule starts from the slot it is made inside (firstSlot); a changed one from its next slot
+    const args = [p.name, p.key, p.cron, p.tz, p.data, p.options, p.missed, managed, firstSlot(p.slots, nowMs), p.slots.next(nowMs)];
     try {
       return (await exec.query(this.rt.statements.upsertSchedule, args)).length > 0;
     } catch (err) {

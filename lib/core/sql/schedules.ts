@@ -4,20 +4,22 @@
 export const databaseNow = (_s: string) => `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms`;
 
 /**
- * Creates or changes a schedule. A schedule whose expression and time zone are unchanged keeps its next slot (a
- * bootstrap that declares it again neither fires nor skips one); a changed one starts from $9 (a slot that fired
+ * Creates or changes a schedule. A new one starts from $9 (the slot it is made inside, else the next: firstSlot in
+ * queues/cron.ts). A schedule whose expression and time zone are unchanged keeps its next slot (a bootstrap that
+ * declares it again neither fires nor skips one); a changed one starts from $10, the next slot (a slot that fired
  * meanwhile never fires again: the scheduler skips slots up to last_run_on). A handler's schedule ($8 managed)
  * never replaces one that schedule() made: no row comes back then. Its queue's missing row fails the foreign key
  * (QueueNotFoundError in schedules.ts).
  *
  * $1 name, $2 key, $3 cron, $4 tz, $5 data (json text or null), $6 options (json text), $7 missed, $8 managed,
- * $9 next slot (ms since the epoch)
+ * $9 a new schedule's first slot, $10 the next slot (ms since the epoch)
  */
 export const upsertSchedule = (s: string) => `
 INSERT INTO ${s}.schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on)
 VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'))
 ON CONFLICT (name, key) DO UPDATE SET
-  next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on ELSE excluded.next_run_on END,
+  next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on
+    ELSE coalesce(to_timestamp($10::float8 / 1000), 'infinity') END,
   cron = excluded.cron, tz = excluded.tz, data = excluded.data, options = excluded.options, missed = excluded.missed,
   managed = excluded.managed, updated_on = now()
 WHERE c.managed OR NOT excluded.managed
@@ -49,6 +51,7 @@ export const lockDueSchedules = (s: string) => `
 SELECT name, key, cron, tz, data::text AS data, options, missed,
   (extract(epoch FROM next_run_on) * 1000)::float8 AS next_ms,
   (extract(epoch FROM last_run_on) * 1000)::float8 AS last_ms,
+  (extract(epoch FROM created_on) * 1000)::float8 AS created_ms,
   floor(extract(epoch FROM now()) * 1000)::float8 AS now_ms
 FROM ${s}.schedules
 WHERE next_run_on <= now()

@@ -1794,6 +1794,7 @@ ORDER BY name, key
 SELECT name, key, cron, tz, data::text AS data, options, missed,
   (extract(epoch FROM next_run_on) * 1000)::float8 AS next_ms,
   (extract(epoch FROM last_run_on) * 1000)::float8 AS last_ms,
+  (extract(epoch FROM created_on) * 1000)::float8 AS created_ms,
   floor(extract(epoch FROM now()) * 1000)::float8 AS now_ms
 FROM "pgqueue".schedules
 WHERE next_run_on <= now()
@@ -2562,7 +2563,8 @@ SAVEPOINT pgqueue_upsert
 INSERT INTO "pgqueue".schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on)
 VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'))
 ON CONFLICT (name, key) DO UPDATE SET
-  next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on ELSE excluded.next_run_on END,
+  next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on
+    ELSE coalesce(to_timestamp($10::float8 / 1000), 'infinity') END,
   cron = excluded.cron, tz = excluded.tz, data = excluded.data, options = excluded.options, missed = excluded.missed,
   managed = excluded.managed, updated_on = now()
 WHERE c.managed OR NOT excluded.managed
