@@ -5,7 +5,7 @@
 import { InvalidOptionError, InvalidPayloadError, PermanentJobError } from './errors.js';
 import { DEFINE_JOB_OPTIONS } from './config/option-keys.js';
 import { parseQueueOptions } from './config/options.js';
-import type { QueueOptions } from './types.js';
+import type { QueueOptions, SendOptions } from './types.js';
 import { noUnknownKeys, queueName } from './config/validate.js';
 
 /**
@@ -122,3 +122,9 @@ function wrapped<H extends (arg: never) => unknown>(job: JobDefinition<unknown>,
     if (accepted.length > 0) return (handler as unknown as (jobs: unknown) => unknown)(accepted);
   }) as unknown as H;
 }
+
+/**
+ * send()'s payload and options: the payload may be left out only where it may be undefined (a queue named by a
+ * string, a job declared without a type); a declared job's payload must be given.
+ */
+export type PayloadArgs<T> = undefined extends T ? [data?: T, options?: SendOptions] : [data: T, options?: SendOptions];

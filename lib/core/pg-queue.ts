@@ -1,9 +1,8 @@
-// The queue engine's public face, free of Nest, in one class: every public method is one delegation to the unit
-// that owns it (runtime/engine-units.ts wires them). One class in one file, so a method is found where its class
-// is rather than in a base class kept only to shorten files (docs/design.md, "The pieces").
+// The queue engine's public face, free of Nest, in one class of one file (docs/design.md, "The pieces"): every public
+// method is one delegation to the unit that owns it (runtime/engine-units.ts wires them).
 import { EventEmitter } from 'node:events';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config/config.js';
-import type { JobDefinition, JobName } from './job-definition.js';
+import type { JobDefinition, JobName, PayloadArgs } from './job-definition.js';
 import type { JobDetails } from './jobs/dependencies.js';
 import type { ChangeResult, CompleteOptions } from './jobs/control.js';
 import type { FetchOptions } from './jobs/fetcher.js';
@@ -12,7 +11,7 @@ import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResu
 import type { RedriveOptions, RedriveResult } from './jobs/redrive.js';
 import type { PublishedJob } from './jobs/pub-sub.js';
 import { engineUnits, type EngineUnits } from './runtime/engine-units.js';
-import { parseForce } from './config/options.js';
+import { parseCloseOptions, parseForce } from './config/options.js';
 import { checkHealth, type HealthReport, type HealthThresholds } from './stats/health.js';
 import type { QueueEvents } from './events.js';
 import { consoleLogger, emitterEvents } from './runtime/event-reports.js';
@@ -34,6 +33,7 @@ import type {
   HandlerFor,
   JobHandler,
   OffWorkOptions,
+  CloseOptions,
   QueueLogger,
   QueueOptions,
   QueueResult,
@@ -46,15 +46,10 @@ import type {
 } from './types.js';
 
 export type { ChangeResult, CompleteOptions, FetchOptions, FindJobsOptions, JobPage, RedriveOptions, RedriveResult };
+export type { PayloadArgs } from './job-definition.js';
 
 /** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
 type MaybeSendOptions = SendOptions | null | undefined;
-
-/**
- * send()'s payload and options: the payload may be left out only where it may be undefined (a queue named by a
- * string, a job declared without a type); a declared job's payload must be given.
- */
-export type PayloadArgs<T> = undefined extends T ? [data?: T, options?: SendOptions] : [data: T, options?: SendOptions];
 
 /**
  * The queue engine, free of Nest: owns (or borrows) a pool, installs the tables, sends, claims and
@@ -475,11 +470,17 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Stops the loops and passes, lets the calls already made settle, and closes the pool if the queue made it; all
-   * within `shutdownTimeoutMs`. Calls made once it has begun reject with QUEUE_CLOSED (docs/guarantees.md, "Graceful shutdown").
+   * Stops the loops and passes, lets the calls already made settle, and closes the pool if the queue made it; all within
+   * `shutdownTimeoutMs` (`graceful: false`: handlers are aborted at once). Later calls reject with QUEUE_CLOSED.
    */
-  close(): Promise<void> {
-    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(timeoutMs, true));
+  async close(options?: CloseOptions): Promise<void> {
+    const { graceful } = parseCloseOptions(options);
+    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(graceful ? timeoutMs : 0, true));
+  }
+
+  /** close(), by pg-boss's name (`stop({ graceful: false })`). */
+  stop(options?: CloseOptions): Promise<void> {
+    return this.close(options);
   }
 }
 

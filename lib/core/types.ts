@@ -360,6 +360,7 @@ export type {
   TransactionClient,
   WorkOptions,
   OffWorkOptions,
+  CloseOptions,
   JobHandler,
   BatchJob,
   BatchHandler,

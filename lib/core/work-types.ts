@@ -103,6 +103,20 @@ export interface OffWorkOptions {
   id?: string;
   /** Wait for the loops' running handlers (default true); false returns at once while they drain in the background. */
   wait?: boolean;
+  /**
+   * Let running handlers finish, up to `shutdownTimeoutMs` (default true); false aborts their signals at once and
+   * hands back the jobs of those that do not return within a moment (no attempt counted).
+   */
+  graceful?: boolean;
+}
+
+/** close()'s and stop()'s options (pg-boss's stop options: `graceful`). */
+export interface CloseOptions {
+  /**
+   * Let running handlers finish, up to `shutdownTimeoutMs` (default true); false aborts their signals at once and
+   * hands back the jobs of those that do not return within a moment (no attempt counted).
+   */
+  graceful?: boolean;
 }
 
 /** A batch handler (`batch: true`): its jobs together; see WorkOptions.batch for what its result settles. */

@@ -34,6 +34,58 @@ async function running() {
   return { q, name, gate, id };
 }
 
+/** A queue whose loop runs one job whose handler waits for its signal (or `gate`), with shutdownTimeoutMs 30 s. */
+async function runningUntilAborted() {
+  const { q, name } = await setup();
+  const id = (await q.send(name, {}))!;
+  let aborted = false;
+  let started = false;
+  await q.work(name, { pollingIntervalSeconds: 0.2 }, async (job) => {
+    started = true;
+    await new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()));
+    aborted = true;
+    // a handler that goes on after the abort: its job is handed back, not completed
+    await new Promise(() => undefined);
+  });
+  await until(() => started, 'the handler runs');
+  const retryCount = async () => (await f.sql<{ n: number }>('SELECT retry_count AS n FROM $schema.jobs WHERE id = $1', [id]))[0]!.n;
+  return { q, name, id, wasAborted: () => aborted, retryCount };
+}
+
+describe('stopping without waiting (graceful: false)', () => {
+  it('offWork(name, { graceful: false }) aborts the running handler at once and hands its job back, no attempt counted', async () => {
+    const { q, name, id, wasAborted, retryCount } = await runningUntilAborted();
+    const t0 = Date.now();
+    await q.offWork(name, { graceful: false });
+    // well within shutdownTimeoutMs (30 s): the signal was aborted at once, and the job handed back after a moment
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(wasAborted()).toBe(true);
+    expect(await stateOf(id)).toBe('created');
+    expect(await retryCount()).toBe(0);
+    expect(q.workerCount).toBe(0);
+  });
+
+  it.each(['close', 'stop'] as const)('%s({ graceful: false }) does the same for every loop', async (call) => {
+    const { q, id, wasAborted, retryCount } = await runningUntilAborted();
+    const t0 = Date.now();
+    await q[call]({ graceful: false });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(wasAborted()).toBe(true);
+    expect(await stateOf(id)).toBe('created');
+    expect(await retryCount()).toBe(0);
+  });
+
+  it("refuses pg-boss's other stop options with where their work is done here, and a graceful that is no boolean", async () => {
+    const { q, name } = await setup();
+    const timeout = await q.close({ timeout: 5 } as never).catch((e: unknown) => e);
+    expect(timeout).toBeInstanceOf(InvalidOptionError);
+    expect((timeout as InvalidOptionError).field).toBe('options.timeout');
+    expect((timeout as Error).message).toContain('shutdownTimeoutMs');
+    await expect(q.offWork(name, { graceful: 'no' } as never)).rejects.toMatchObject({ field: 'options.graceful' });
+    await expect(q.stop({ graceful: 1 } as never)).rejects.toMatchObject({ field: 'options.graceful' });
+  });
+});
+
 describe('offWork options', () => {
   it('wait: false returns while a handler runs; the loop claims nothing more and its job completes once the handler returns', async () => {
     const { q, name, gate, id } = await running();

@@ -252,10 +252,10 @@ export function parseForce(value: unknown): boolean {
   return optBool('options.force', o.force) ?? false;
 }
 
-const OFF_WORK_KEYS: ReadonlySet<string> = new Set(['id', 'wait']);
+const OFF_WORK_KEYS: ReadonlySet<string> = new Set(['id', 'wait', 'graceful']);
 
 /** offWork's options checked: `nameOrId` a string, and with `id` a queue name. */
-export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: string | undefined; wait: boolean } {
+export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: string | undefined; wait: boolean; graceful: boolean } {
   const o = record('options', options);
   noUnknownKeys('options', o, OFF_WORK_KEYS);
   // null is refused, not read as "no id": a missing id by mistake must not stop every loop of the queue
@@ -264,5 +264,19 @@ export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: 
   if (id !== undefined) queueName('name', nameOrId);
   else if (typeof nameOrId !== 'string' || nameOrId.length === 0)
     throw new InvalidOptionError('nameOrId', 'a queue name or a loop id', nameOrId);
-  return { id, wait: optBool('options.wait', o.wait) ?? true };
+  return { id, wait: optBool('options.wait', o.wait) ?? true, graceful: optBool('options.graceful', o.graceful) ?? true };
+}
+
+/** pg-boss's other stop() options, and where their work is done here. */
+const CLOSE_HINTS: Readonly<Record<string, string>> = {
+  timeout: 'how long shutdown waits for handlers is the module option shutdownTimeoutMs',
+  close: 'close() always ends the pool it made; stopWorkers() stops only the loops',
+  wait: 'close() always returns once the shutdown is done',
+};
+
+/** `{ graceful? }` of close() and stop(): false aborts running handlers at once and hands their jobs back. */
+export function parseCloseOptions(value: unknown): { graceful: boolean } {
+  const o = record('options', value ?? {});
+  noUnknownKeys('options', o, new Set(['graceful']), CLOSE_HINTS);
+  return { graceful: optBool('options.graceful', o.graceful) ?? true };
 }

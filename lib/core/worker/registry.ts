@@ -226,14 +226,14 @@ export class LoopRegistry {
    */
   async offWork(nameOrId: string, options?: OffWorkOptions): Promise<void> {
     const fromHandler = this.fromHandler();
-    const { id, wait } = parseOffWorkOptions(nameOrId, options);
+    const { id, wait, graceful } = parseOffWorkOptions(nameOrId, options);
     const picks = (d: LoopDefinition | undefined) =>
       d !== undefined && (id !== undefined ? d.name === nameOrId && d.id === id : d.id === nameOrId || d.name === nameOrId);
     const which: Picks = (loop) =>
       (id !== undefined ? loop.queue === nameOrId && loop.id === id : loop.id === nameOrId) || picks(this.table.definitionOf(loop.id));
     await this.serial(() => {
       this.table.forget(picks);
-      this.table.halt(which, this.rt.config.shutdownTimeoutMs);
+      this.table.halt(which, graceful ? this.rt.config.shutdownTimeoutMs : 0);
     });
     if (wait && !fromHandler) await Promise.all(this.table.drains(which));
   }
