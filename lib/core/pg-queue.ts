@@ -470,16 +470,16 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * Stops the loops and passes, lets the calls already made settle, and closes the pool if the queue made it; all within
-   * `shutdownTimeoutMs` (`graceful: false`: handlers are aborted at once). Later calls reject with QUEUE_CLOSED.
+   * Stops loops and passes, lets calls made settle, ends the pool it made, within `shutdownTimeoutMs` (`graceful:
+   * false`: handlers aborted at once). Bad options reject once it has closed all the same. Also `stop()`, pg-boss's name.
    */
-  async close(options?: CloseOptions): Promise<void> {
-    const { graceful } = parseCloseOptions(options);
-    return this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(graceful ? timeoutMs : 0, true));
+  async close(...[options]: [options?: CloseOptions]): Promise<void> {
+    const { graceful, refused } = parseCloseOptions(options);
+    await this.units.runtime.close((timeoutMs) => this.units.registry.stopAll(graceful ? timeoutMs : 0, true));
+    if (refused) throw refused;
   }
 
-  /** close(), by pg-boss's name (`stop({ graceful: false })`). */
-  stop(options?: CloseOptions): Promise<void> {
+  stop(...[options]: [options?: CloseOptions]): Promise<void> {
     return this.close(options);
   }
 }

@@ -110,8 +110,12 @@ export interface OffWorkOptions {
   graceful?: boolean;
 }
 
-/** close()'s and stop()'s options (pg-boss's stop options: `graceful`). */
+/** close()'s and stop()'s options (pg-boss's stop options: `graceful`; `wait` and `close` as close() does anyway). */
 export interface CloseOptions {
+  /** pg-boss's: close() always waits for the shutdown; only `true` is taken. */
+  wait?: true;
+  /** pg-boss's: close() always closes; only `true` is taken (stopWorkers() stops only the loops). */
+  close?: true;
   /**
    * Let running handlers finish, up to `shutdownTimeoutMs` (default true); false aborts their signals at once and
    * hands back the jobs of those that do not return within a moment (no attempt counted).

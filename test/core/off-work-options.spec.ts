@@ -75,14 +75,32 @@ describe('stopping without waiting (graceful: false)', () => {
     expect(await retryCount()).toBe(0);
   });
 
-  it("refuses pg-boss's other stop options with where their work is done here, and a graceful that is no boolean", async () => {
+  it("refuses pg-boss's timeout, and a graceful that is no boolean, naming them; close() closes all the same", async () => {
     const { q, name } = await setup();
+    await expect(q.offWork(name, { graceful: 'no' } as never)).rejects.toMatchObject({ field: 'options.graceful' });
     const timeout = await q.close({ timeout: 5 } as never).catch((e: unknown) => e);
     expect(timeout).toBeInstanceOf(InvalidOptionError);
     expect((timeout as InvalidOptionError).field).toBe('options.timeout');
     expect((timeout as Error).message).toContain('shutdownTimeoutMs');
-    await expect(q.offWork(name, { graceful: 'no' } as never)).rejects.toMatchObject({ field: 'options.graceful' });
-    await expect(q.stop({ graceful: 1 } as never)).rejects.toMatchObject({ field: 'options.graceful' });
+    // the shutdown path closes whatever it is given: the engine is closed, and says so
+    await expect(q.send(name, {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    const other = (await setup()).q;
+    await expect(other.stop({ graceful: 1 } as never)).rejects.toMatchObject({ field: 'options.graceful' });
+    await expect(other.send(name, {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+  });
+
+  it("closes when bound to a signal handler or a test hook, and takes pg-boss's wait: true and close: true", async () => {
+    const { q, name } = await setup();
+    // process.on('SIGTERM', q.close.bind(q)) calls close('SIGTERM'); afterAll(q.close.bind(q)) needs no done callback
+    expect(q.close.length).toBe(0);
+    expect(q.stop.length).toBe(0);
+    await (q.close as (signal: string) => Promise<void>)('SIGTERM');
+    await expect(q.send(name, {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    const other = (await setup()).q;
+    await other.stop({ wait: true, close: true } as never);
+    await expect(other.send(name, {})).rejects.toMatchObject({ code: 'QUEUE_CLOSED' });
+    const third = (await setup()).q;
+    await expect(third.close({ wait: false } as never)).rejects.toMatchObject({ field: 'options.wait' });
   });
 });
 

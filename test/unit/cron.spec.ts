@@ -121,16 +121,21 @@ describe("a new schedule's first slot", () => {
     expect(firstSlot(daily, at('2026-03-01T15:00:00Z'))).toBe(at('2026-03-02T09:00:00Z'));
   });
 
-  it('fires as itself, however late the pass, where an older slot would be missed', () => {
+  it('fires as itself in a pass within MISSED_AFTER_MS of the creation, however old the slot; later, it is missed', () => {
     const slot = at('2026-03-01T09:00:00Z');
     const created = slot + 50_000;
-    // the pass comes 40 s after the schedule was made: its slot is 90 s old, well past MISSED_AFTER_MS
-    const plan = slotsDue(daily, slot, created + 40_000, 'skip', null, created);
+    // the pass comes 10 s after the schedule was made: its slot is 60 s old, well past MISSED_AFTER_MS
+    const plan = slotsDue(daily, slot, created + 10_000, 'skip', null, created);
     expect(plan).toEqual({ fire: [slot], missedOnce: false, missedCount: 0, next: at('2026-03-02T09:00:00Z') });
+    // no scheduler ran for a while after the creation: missed as any other
+    expect(slotsDue(daily, slot, created + MISSED_AFTER_MS + 1, 'skip', null, created)).toMatchObject({ fire: [], missedCount: 1 });
     // without the creation time (an old schedule that missed it), the same slot is missed
-    expect(slotsDue(daily, slot, created + 40_000, 'skip', null, null)).toMatchObject({ fire: [], missedCount: 1 });
+    expect(slotsDue(daily, slot, created + 10_000, 'skip', null, null)).toMatchObject({ fire: [], missedCount: 1 });
     // a slot long before the creation (a schedule's next slot moved back by hand) is missed as any other
-    expect(slotsDue(daily, slot, created + 40_000, 'skip', null, slot + 10 * 60_000)).toMatchObject({ fire: [], missedCount: 1 });
+    expect(slotsDue(daily, slot, slot + 10 * 60_000 + 10_000, 'skip', null, slot + 10 * 60_000)).toMatchObject({
+      fire: [],
+      missedCount: 1,
+    });
     // a slot after the creation is no catch-up: missed as any other
     expect(slotsDue(daily, slot, slot + 90_000, 'skip', null, slot - 1)).toMatchObject({ fire: [], missedCount: 1 });
   });

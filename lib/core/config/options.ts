@@ -267,16 +267,36 @@ export function parseOffWorkOptions(nameOrId: unknown, options: unknown): { id: 
   return { id, wait: optBool('options.wait', o.wait) ?? true, graceful: optBool('options.graceful', o.graceful) ?? true };
 }
 
-/** pg-boss's other stop() options, and where their work is done here. */
+/** pg-boss's other stop() option, and where its work is done here. */
 const CLOSE_HINTS: Readonly<Record<string, string>> = {
   timeout: 'how long shutdown waits for handlers is the module option shutdownTimeoutMs',
-  close: 'close() always ends the pool it made; stopWorkers() stops only the loops',
-  wait: 'close() always returns once the shutdown is done',
 };
 
-/** `{ graceful? }` of close() and stop(): false aborts running handlers at once and hands their jobs back. */
-export function parseCloseOptions(value: unknown): { graceful: boolean } {
-  const o = record('options', value ?? {});
-  noUnknownKeys('options', o, new Set(['graceful']), CLOSE_HINTS);
-  return { graceful: optBool('options.graceful', o.graceful) ?? true };
+/**
+ * `{ graceful?, wait?, close? }` of close() and stop(): graceful false aborts running handlers at once and hands
+ * their jobs back. pg-boss's `wait: true` and `close: true` say what close() does anyway and are accepted; false is
+ * refused (close() always waits, and always closes). Anything but an object is no options: close bound to a signal
+ * handler or a test hook gets the signal's name or a callback, and must close all the same. Never throws: the
+ * shutdown path closes whatever it is given, and `refused` is the error to report once it has (graceful).
+ */
+export function parseCloseOptions(value: unknown): { graceful: boolean; refused: InvalidOptionError | null } {
+  try {
+    return { graceful: closeOptions(value), refused: null };
+  } catch (err) {
+    return { graceful: true, refused: err as InvalidOptionError };
+  }
+}
+
+function closeOptions(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return true;
+  const o = value as Record<string, unknown>;
+  noUnknownKeys('options', o, new Set(['graceful', 'wait', 'close']), CLOSE_HINTS);
+  for (const key of ['wait', 'close'] as const)
+    if (o[key] !== undefined && o[key] !== true)
+      throw new InvalidOptionError(
+        `options.${key}`,
+        `true or left out (close() always ${key === 'wait' ? 'waits for the shutdown' : 'closes'}; stopWorkers() stops only the loops)`,
+        o[key],
+      );
+  return optBool('options.graceful', o.graceful) ?? true;
 }

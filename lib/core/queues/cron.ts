@@ -88,7 +88,7 @@ export interface DuePlan {
  * last slot (or missed-slot job) that fired, and no slot at or before it fires again, whatever `fromMs` says (a
  * schedule replaced while a pass fired it). Slots within MISSED_AFTER_MS of now fire one job each; older ones
  * were missed: with `'once'` they fire one job together, with `'skip'` none. The slot a schedule was created inside
- * (`createdMs`, firstSlot) is never missed: it fires as itself, however late the pass.
+ * (`createdMs`, firstSlot) fires as itself in a pass within MISSED_AFTER_MS of the creation, however old the slot.
  */
 export function slotsDue(
   cron: CronSlots,
@@ -103,9 +103,16 @@ export function slotsDue(
   const lateFrom = now - MISSED_AFTER_MS;
   let slot: number | null = lastFiredMs !== null && fromMs <= lastFiredMs ? cron.next(lastFiredMs) : fromMs;
   const fire: number[] = [];
-  // the slot the schedule was created inside (firstSlot, read from the clock a statement before the row's created_on:
-  // up to MISSED_AFTER_MS between the two is allowed), not fired yet
-  if (slot !== null && createdMs !== null && slot <= createdMs && createdMs - slot < CURRENT_SLOT_MS + MISSED_AFTER_MS && slot <= now) {
+  // the slot the schedule was created inside (firstSlot; created_on is the clock firstSlot read), not fired yet, while
+  // the schedule is new: a pass later than MISSED_AFTER_MS after the creation finds it missed, as any other
+  if (
+    slot !== null &&
+    createdMs !== null &&
+    slot <= createdMs &&
+    createdMs - slot < CURRENT_SLOT_MS &&
+    now - createdMs <= MISSED_AFTER_MS &&
+    slot <= now
+  ) {
     fire.push(slot);
     slot = cron.next(slot);
   }

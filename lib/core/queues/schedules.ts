@@ -176,7 +176,7 @@ export class Schedules {
     // Slots are counted from the database's clock, as the scheduler fires them.
     const [{ now_ms: nowMs }] = (await exec.query<{ now_ms: number }>(this.rt.statements.databaseNow)) as [{ now_ms: number }];
     // a new schedule starts from the slot it is made inside (firstSlot); a changed one from its next slot
-    const args = [p.name, p.key, p.cron, p.tz, p.data, p.options, p.missed, managed, firstSlot(p.slots, nowMs), p.slots.next(nowMs)];
+    const args = [p.name, p.key, p.cron, p.tz, p.data, p.options, p.missed, managed, firstSlot(p.slots, nowMs), p.slots.next(nowMs), nowMs];
     try {
       return (await exec.query(this.rt.statements.upsertSchedule, args)).length > 0;
     } catch (err) {

@@ -12,11 +12,12 @@ export const databaseNow = (_s: string) => `SELECT (extract(epoch FROM clock_tim
  * (QueueNotFoundError in schedules.ts).
  *
  * $1 name, $2 key, $3 cron, $4 tz, $5 data (json text or null), $6 options (json text), $7 missed, $8 managed,
- * $9 a new schedule's first slot, $10 the next slot (ms since the epoch)
+ * $9 a new schedule's first slot, $10 the next slot, $11 the clock both were read from (a new row's created_on,
+ * which the scheduler reads to tell its first slot from a missed one: slotsDue) (ms since the epoch)
  */
 export const upsertSchedule = (s: string) => `
-INSERT INTO ${s}.schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on)
-VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'))
+INSERT INTO ${s}.schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on, created_on)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'), to_timestamp($11::float8 / 1000))
 ON CONFLICT (name, key) DO UPDATE SET
   next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on
     ELSE coalesce(to_timestamp($10::float8 / 1000), 'infinity') END,

@@ -2560,8 +2560,8 @@ SET TRANSACTION ISOLATION LEVEL READ COMMITTED
 SAVEPOINT pgqueue_upsert
 
 -- upsertSchedule
-INSERT INTO "pgqueue".schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on)
-VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'))
+INSERT INTO "pgqueue".schedules AS c (name, key, cron, tz, data, options, missed, managed, next_run_on, created_on)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, coalesce(to_timestamp($9::float8 / 1000), 'infinity'), to_timestamp($11::float8 / 1000))
 ON CONFLICT (name, key) DO UPDATE SET
   next_run_on = CASE WHEN c.cron = excluded.cron AND c.tz = excluded.tz THEN c.next_run_on
     ELSE coalesce(to_timestamp($10::float8 / 1000), 'infinity') END,
