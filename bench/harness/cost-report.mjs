@@ -2,6 +2,7 @@
 // divided by the baseline (COST.baseline in bench/settings.mjs, Graphile Worker); the WAL by record type
 // (pg_walinspect); the top statements of each phase (pg_stat_statements). The cells' results come from the `cost`
 // workload of bench/harness/driver.mjs.
+import { repetitionsText } from './meta.mjs';
 import { COST } from '../settings.mjs';
 import { fmt, median } from './util.mjs';
 
@@ -84,10 +85,7 @@ export function buildCostReport({ systems, results, jobs, meta }) {
   out.push('');
   out.push(`Command: \`${meta.command}\` (pgqueue at ${meta.code})`);
   out.push('');
-  const repText =
-    meta.reps > 1
-      ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them`
-      : 'One repetition';
+  const repText = repetitionsText(meta.reps);
   out.push(
     `Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${jobs.toLocaleString('en-US')} no-op jobs per cell: a bulk insert, then one worker process draining them.`,
   );

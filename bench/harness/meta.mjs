@@ -46,3 +46,10 @@ export function serverLine(facts, server) {
     .join(', ');
   return `PostgreSQL ${facts.version} (${server.source}): ${settings}; on loopback`;
 }
+
+/** How a report says its repetitions were run. */
+export function repetitionsText(reps) {
+  return reps > 1
+    ? `${reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them`
+    : 'One repetition';
+}

@@ -1,5 +1,6 @@
 // The report: one table of every system's figures (median (min–max) over the repetitions), pgqueue's
 // own measures, pgqueue's ratio to each peer, and each target (docs/performance.md, "Targets") checked against this run.
+import { repetitionsText } from './meta.mjs';
 import { fmt, median } from './util.mjs';
 
 /** The columns of the main table: which workload cell and which figure of its results. */
@@ -68,10 +69,7 @@ export function buildReport({ systems, results, meta, sizes, settings }) {
   out.push('');
   out.push(`Command: \`${meta.command}\` (pgqueue at ${meta.code})`);
   out.push('');
-  const repText =
-    meta.reps > 1
-      ? `${meta.reps} repetitions, interleaved (every system once, then again); each figure is the median (min–max) over them`
-      : 'One repetition';
+  const repText = repetitionsText(meta.reps);
   out.push(
     `Run on ${meta.date}, ${meta.durationMinutes.toFixed(1)} minutes. ${repText}. ${sizes.jobs.toLocaleString('en-US')} jobs per insert/drain (${sizes.longDrainJobs.toLocaleString('en-US')} in the long drain), no-op handler, one worker process unless said otherwise.`,
   );

@@ -37,6 +37,20 @@ withBouncer('behind PgBouncer in transaction mode', () => {
     }
   });
 
+  /**
+   * Keeps one server connection of a bouncer busy for half a second through `holder` (a pool of one client), once the
+   * server shows it running: a client of the same bouncer that needs a server connection meanwhile gets another one.
+   */
+  async function holdServerConnection(holder: pg.Pool): Promise<{ holding: Promise<unknown> }> {
+    const holding = holder.query('SELECT pg_sleep(0.5)');
+    await until(
+      async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)'`)).rowCount! > 0,
+      'the holder on a server connection of the bouncer',
+    );
+    // wrapped: an async function returning the promise itself would wait for it
+    return { holding };
+  }
+
   /** An engine through the bouncer on a schema of its own, with its warnings kept. */
   function engine(options: Record<string, unknown> = {}, schema = uniqueSchema('bouncer')) {
     if (!schemas.includes(schema)) schemas.push(schema);
@@ -355,11 +369,7 @@ withBouncer('behind PgBouncer in transaction mode', () => {
         expect((await sampler.sampleNow()).error).toBeNull();
         // the reader's statements were prepared on the one server connection; while the holder has it, the next
         // sample runs on a second one
-        const holding = holder.query('SELECT pg_sleep(0.5)');
-        await until(
-          async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)'`)).rowCount! > 0,
-          'the holder on the first server connection',
-        );
+        const { holding } = await holdServerConnection(holder);
         expect((await sampler.sampleNow()).error).not.toBeNull();
         await holding;
         expect(lost).toHaveLength(1);
@@ -386,11 +396,7 @@ withBouncer('behind PgBouncer in transaction mode', () => {
       const names = new StatementNames(new Set([text]), (err) => lost.push(err));
       const exec = pgExecutor(a, names);
       expect(await exec.query(text, [1])).toEqual([{ n: 2 }]);
-      const holding = b.query('SELECT pg_sleep(0.5)');
-      await until(
-        async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(0.5)'`)).rowCount! > 0,
-        'B holding the first server connection',
-      );
+      const { holding } = await holdServerConnection(b);
       expect(await exec.query(text, [2])).toEqual([{ n: 3 }]);
       await holding;
       expect(lost).toHaveLength(1);
