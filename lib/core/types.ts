@@ -365,5 +365,8 @@ export type {
   BatchJob,
   BatchHandler,
   BatchResults,
+  JobResult,
+  JobResultStatus,
+  PerJobBatchHandler,
   HandlerFor,
 } from './work-types.js';

@@ -68,11 +68,18 @@ export interface WorkOptions {
   /**
    * The handler receives the jobs of a claim together, up to `batchSize` of them (`Job[]`, each a `BatchJob`).
    * What it returns completes them all with that output, and a throw fails them all; a `Map` from job id to
-   * output, or to an `Error` for a job that failed, settles each one by one (a job the map leaves out completes
-   * with no output); `job.complete()` and `job.fail()` settle a job before the handler returns. Each job keeps its
-   * own lease, heartbeat and fence, as a single job does. Not with `transactional`.
+   * output, or to an `Error` for a job that failed, settles each one by one (a job the map leaves out fails with
+   * QueueError `BATCH_RESULT_MISSING`); `job.complete()` and `job.fail()` settle a job before the handler returns.
+   * Each job keeps its own lease, heartbeat and fence, as a single job does. Not with `transactional`.
    */
   batch?: boolean;
+  /**
+   * With `batch`: the handler resolves with an array of per-job results, `{ id, status, output }` (pg-boss's
+   * JobResult): `completed` completes the job with `output`, `failed` fails it with `output` as the error (retried
+   * while retries remain), `deadletter` fails it for good (copied to the dead-letter queue, if any). A job the
+   * array leaves out, or gives a status not among these, fails; anything but an array fails the whole batch.
+   */
+  perJobResults?: boolean;
 }
 
 /** A handler: its return value becomes the job's output, a throw fails the attempt. */
@@ -96,6 +103,21 @@ export interface BatchJob<T = unknown> extends Job<T> {
  * `PermanentJobError` fails it for good, an error's `retryAfterSeconds` sets its retry delay).
  */
 export type BatchResults = Map<string, unknown>;
+
+/** What a per-job result says of its job (pg-boss's JobResultStatus). */
+export type JobResultStatus = 'completed' | 'failed' | 'deadletter';
+
+/** One job's result in the array a `perJobResults` batch handler resolves with (pg-boss's JobResult). */
+export interface JobResult<R = unknown> {
+  /** The job's id, as the batch gave it. */
+  id: string;
+  status: JobResultStatus;
+  /** The completion's output, or, for `failed` and `deadletter`, what failed (an Error, or any value). */
+  output?: R;
+}
+
+/** A batch handler under `perJobResults: true`: one result per job. */
+export type PerJobBatchHandler<T = unknown> = (jobs: BatchJob<T>[]) => Promise<JobResult[]> | JobResult[];
 
 /** Options of `offWork`, as pg-boss names them. */
 export interface OffWorkOptions {
@@ -130,8 +152,10 @@ export type BatchHandler<T = unknown, R = unknown> = (jobs: BatchJob<T>[]) => Pr
  * The handler `work()` takes for its options: a batch handler for `{ batch: true }`, a handler of one job when
  * `batch` is absent or false, either one when the options' type says only `batch: boolean`.
  */
-export type HandlerFor<O, T = unknown> = O extends { batch: true }
-  ? BatchHandler<T>
-  : O extends { batch: boolean }
-    ? JobHandler<T> | BatchHandler<T>
-    : JobHandler<T>;
+export type HandlerFor<O, T = unknown> = O extends { batch: true; perJobResults: true }
+  ? PerJobBatchHandler<T>
+  : O extends { batch: true }
+    ? BatchHandler<T>
+    : O extends { batch: boolean }
+      ? JobHandler<T> | BatchHandler<T>
+      : JobHandler<T>;

@@ -56,7 +56,7 @@ describe('batch handlers', () => {
     }
   });
 
-  it('a returned Map settles each job: an output completes, an Error fails, a job it leaves out completes', async () => {
+  it('a returned Map settles each job: an output completes, an Error fails, a job it leaves out fails', async () => {
     const q = f.create();
     await q.createQueue('b.map', { retryLimit: 1, retryDelay: 3600 });
     const [ok, retried, permanent, unnamed, unstorable] = await q.insert(
@@ -82,7 +82,13 @@ describe('batch handlers', () => {
     expect(await q.getJobById('b.map', retried!)).toMatchObject({ state: 'retry', retryCount: 1 });
     expect((await q.getJobById('b.map', retried!))!.lastError).toMatchObject({ message: 'try again later', attempt: 1 });
     expect(await q.getJobById('b.map', permanent!)).toMatchObject({ state: 'failed', retryCount: 0 });
-    expect(await q.getJobById('b.map', unnamed!)).toMatchObject({ state: 'completed', output: null });
+    // left out: failed with a reason, and retried as a throw would be (never completed unsaid)
+    const left = (await q.getJobById('b.map', unnamed!))!;
+    expect(left).toMatchObject({ state: 'retry', retryCount: 1 });
+    expect(left.lastError).toMatchObject({ name: 'QueueError', code: 'BATCH_RESULT_MISSING' });
+    expect(left.lastError!.message).toBe(
+      `the batch handler's Map named no result for job ${unnamed}: a job the results leave out fails (it is retried while retries remain)`,
+    );
     // an output JSON cannot hold fails that job alone
     const bad = (await q.getJobById('b.map', unstorable!))!;
     expect(bad.state).toBe('retry');
@@ -261,8 +267,8 @@ describe('batch handlers', () => {
     expect(failed.state).toBe('failed');
     expect(failed.lastError!.message).toContain('a BigInt at n');
     expect((await q.getJobById('b.bad', good!))!.output).toBe('fine');
-    const warning = f.logger.lines.find((l) => l.level === 'warn' && l.message.includes('queue "b.bad" returned a Map'));
-    expect(warning?.message).toContain('1 key(s) that name no job of its batch (number)');
+    const warning = f.logger.lines.find((l) => l.level === 'warn' && l.message.includes('queue "b.bad" returned'));
+    expect(warning?.message).toContain('returned 1 result(s) that name no job of its batch of 2 (number)');
   });
 
   it('at shutdown a batch that outlives the timeout is handed back, no attempt counted', async () => {

@@ -18,3 +18,12 @@ void q.work<{ x: number }>('a', { batch: false }, (job) => job.data.x);
 void q.work('a', { batch: true }, (job: Job<{ x: number }>) => job.data.x);
 // @ts-expect-error a loop of single jobs gets one job
 void q.work('a', { concurrency: 1 }, (jobs: BatchJob[]) => jobs.length);
+// perJobResults: the handler resolves with one result per job (pg-boss's JobResult)
+void q.work('a', { batch: true, perJobResults: true }, (jobs) =>
+  jobs.map((j) => ({ id: j.id, status: 'completed' as const, output: j.data })),
+);
+void q.work('a', { batch: true, perJobResults: true }, async (jobs) => jobs.map((j) => ({ id: j.id, status: 'deadletter' as const })));
+// @ts-expect-error with perJobResults a batch handler resolves with an array of results
+void q.work('a', { batch: true, perJobResults: true }, (jobs) => jobs.length);
+// @ts-expect-error a result's status is completed, failed or deadletter
+void q.work('a', { batch: true, perJobResults: true }, (jobs) => jobs.map((j) => ({ id: j.id, status: 'done' as const })));

@@ -77,7 +77,6 @@ describe('noUnknownKeys', () => {
       ['teamConcurrency', 'is concurrency here'],
       ['newJobCheckInterval', 'is pollingIntervalSeconds here, in seconds'],
       ['newJobCheckIntervalSeconds', 'is pollingIntervalSeconds here'],
-      ['perJobResults', 'is batch: true here'],
       ['includeMetadata', 'getJobById'],
       ['minPriority', 'a fetch() option'],
     ] as const)

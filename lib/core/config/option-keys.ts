@@ -64,7 +64,6 @@ const PG_BOSS_WORK_HINTS: Record<string, string> = {
   burstWhenReadyExceeds: 'no counterpart: a loop whose claim came back full claims again as soon as it has room',
   burstWhenBatchFull: 'no counterpart: a loop whose claim came back full claims again as soon as it has room',
   includeMetadata: 'no counterpart: getJobById(name, id) reads every stored field',
-  perJobResults: "pg-boss 12's perJobResults is batch: true here, the handler returning a Map from job id to result",
   transactionTimeoutSeconds: "no counterpart: a transactional handler's attempt is bounded by its lease, expireInSeconds",
   heartbeatRefreshSeconds: 'no counterpart: the worker refreshes the heartbeat of each running job that has heartbeatSeconds',
   priority: FETCH_ONLY,
@@ -76,7 +75,7 @@ const PG_BOSS_WORK_HINTS: Record<string, string> = {
 
 /** work() options: the worker loop's own. */
 export const WORK_OPTIONS = keySet(
-  ['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'localGroupConcurrency', 'batch'],
+  ['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'localGroupConcurrency', 'batch', 'perJobResults'],
   PG_BOSS_WORK_HINTS,
 );
 

@@ -168,6 +168,8 @@ export interface ParsedWorkOptions {
   pollingIntervalSeconds: number;
   /** The handler gets the jobs of a claim together (WorkOptions.batch). */
   batch: boolean;
+  /** The batch handler resolves with an array of per-job results (WorkOptions.perJobResults). */
+  perJobResults: boolean;
 }
 
 /** Jobs one call of a batch handler gets when `batchSize` is not given. */
@@ -186,6 +188,9 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   if (batch && o.localGroupConcurrency !== undefined && o.localGroupConcurrency !== null) {
     throw new InvalidOptionError(`${field}.localGroupConcurrency`, 'unset with batch: true', o.localGroupConcurrency);
   }
+  const perJobResults = optBool(`${field}.perJobResults`, o.perJobResults) ?? false;
+  // pg-boss's every handler gets an array of jobs; here a handler gets one job unless it asks for batches
+  if (perJobResults && !batch) throw new InvalidOptionError(`${field}.perJobResults`, 'false or unset without batch: true', true);
   return {
     transactional,
     groupConcurrency: parseGroupConcurrency(`${field}.groupConcurrency`, o.groupConcurrency),
@@ -194,6 +199,7 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
     batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? (batch ? DEFAULT_BATCH_SIZE : concurrency),
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
     batch,
+    perJobResults,
   };
 }
 

@@ -91,17 +91,18 @@ export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, 
  * A CTE that copies each row of `from` that failed for good and names a dead-letter queue into that
  * queue, in the same statement (so in the same transaction) as the failure. The copy keeps data, priority,
  * singleton key, group (id and tier) and the sender's trace context, runs under the dead-letter queue's settings and policy (a copy the policy refuses is
- * not made; the source job stays failed, visible), and records where it came from;
+ * not made; the source job stays failed, visible), and records where it came from; its failure goes in `source_output`
+ * and, where pg-boss puts it, in the copy's `output` (until the copy's own attempt writes there);
  * `source_root_id` is the first job of the chain, kept across any number of redrives.
  */
 export const DEAD_LETTER = (s: string, from: string) => `dead_lettered AS (
   INSERT INTO ${s}.jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
     retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
-    source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id, trace_context)
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
   SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
   FROM ${from} x
   JOIN ${s}.queues q ON q.name = x.dead_letter
   WHERE x.state = 'failed'

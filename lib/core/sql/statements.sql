@@ -888,11 +888,11 @@ WITH RECURSIVE walked AS MATERIALIZED (
 ), dead_lettered AS (
   INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
     retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
-    source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id, trace_context)
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
   SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
   FROM ended x
   JOIN "pgqueue".queues q ON q.name = x.dead_letter
   WHERE x.state = 'failed'
@@ -981,11 +981,11 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 ), dead_lettered AS (
   INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
     retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
-    source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id, trace_context)
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
   SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
   FROM failed x
   JOIN "pgqueue".queues q ON q.name = x.dead_letter
   WHERE x.state = 'failed'
@@ -1084,11 +1084,11 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 ), dead_lettered AS (
   INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
     retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
-    source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id, trace_context)
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
   SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
   FROM failed x
   JOIN "pgqueue".queues q ON q.name = x.dead_letter
   WHERE x.state = 'failed'
@@ -2072,11 +2072,11 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 ), dead_lettered AS (
   INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
     retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
-    source_name, source_id, source_created_on, source_retry_count, source_output, source_root_id, trace_context)
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
   SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
     q.retry_delay_max,
     q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
-    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
   FROM reaped x
   JOIN "pgqueue".queues q ON q.name = x.dead_letter
   WHERE x.state = 'failed'

@@ -113,7 +113,9 @@ export class WorkerLoop {
       error: (err, context) => ctx.error(err, context),
     };
     if (options.batch) {
-      const batches = new BatchRunner(this.scope, handler as BatchHandler, this.clock, this.runner, (a) => this.returned(a));
+      const batches = new BatchRunner(this.scope, handler as BatchHandler, options.perJobResults, this.clock, this.runner, (a) =>
+        this.returned(a),
+      );
       this.batches = batches;
       this.local = new BatchQueue(options, {
         startBatch: (rows, claimedAt, free) => {

@@ -5,10 +5,11 @@ import { QueueError } from '../../errors.js';
 import type { Tracing } from '../../runtime/tracing.js';
 import type { BatchHandler, BatchJob, QueueLogger } from '../../types.js';
 import { toJson } from '../../config/validate.js';
+import { readResults, type Outcome } from './batch-results.js';
 import type { Attempt } from './attempt.js';
 import type { AttemptRunner } from './attempt-runner.js';
 import { ClaimedJob } from './claimed-job.js';
-import { describeFailure, type FailureInfo } from './failure.js';
+import { describeFailure } from './failure.js';
 import type { LeaseClock } from '../lease-clock.js';
 import { loopFrame } from '../loop-frame.js';
 
@@ -22,12 +23,6 @@ export interface BatchRunnerScope {
   readonly tracing: Tracing | null;
   /** The loop's id, which names the function its handler calls come from (loopFrame). */
   readonly workerId: string;
-}
-
-/** One attempt's outcome: what it returned (JSON text, or null), or how it failed. */
-interface Outcome {
-  output: string | null;
-  failure: FailureInfo | null;
 }
 
 /** One call in progress: its attempts still running, and how to free its place (BatchQueue). */
@@ -65,19 +60,6 @@ class BatchMember<T> extends ClaimedJob<T> implements BatchJob<T> {
   }
 }
 
-/** The outcome of each job from what the handler returned (`result`) or threw (`thrown`, when `threw`). */
-function outcomeOf(attempt: Attempt, threw: boolean, thrown: unknown, result: unknown, shared: Outcome | null): Outcome {
-  if (threw) return { output: null, failure: describeFailure(thrown, attempt.row.retry_count) };
-  if (shared) return shared;
-  const value = (result as Map<unknown, unknown>).get(attempt.row.id);
-  if (value instanceof Error) return { output: null, failure: describeFailure(value, attempt.row.retry_count) };
-  try {
-    return { output: toJson('handler output', value), failure: null };
-  } catch (err) {
-    return { output: null, failure: describeFailure(err, attempt.row.retry_count) };
-  }
-}
-
 /** Runs a batch worker's calls. */
 export class BatchRunner {
   /** The call each running attempt belongs to, for `released`. */
@@ -87,6 +69,8 @@ export class BatchRunner {
   constructor(
     private readonly scope: BatchRunnerScope,
     private readonly handler: BatchHandler,
+    /** The handler resolves with pg-boss's array of per-job results (WorkOptions.perJobResults). */
+    private readonly perJobResults: boolean,
     private readonly clock: LeaseClock,
     private readonly runner: AttemptRunner,
     private readonly returned: (attempt: Attempt) => void,
@@ -180,18 +164,21 @@ export class BatchRunner {
         thrown = err;
       }
       free();
-      let shared: Outcome | null = null;
-      if (!threw && !(result instanceof Map)) {
-        try {
-          shared = { output: toJson('handler output', result), failure: null };
-        } catch (err) {
-          threw = true;
-          thrown = err;
-        }
+      if (threw) {
+        batch.forEach((attempt, i) => {
+          if (!settled.has(attempt)) void settle(i, { output: null, failure: describeFailure(thrown, attempt.row.retry_count) });
+        });
+        return;
       }
-      if (!threw && result instanceof Map) this.checkKeys(result, batch);
+      // read against the whole batch: a result for a job settled already by job.complete()/fail() is no stray
+      const read = readResults(
+        result,
+        batch.map((a) => ({ id: a.row.id, retryCount: a.row.retry_count })),
+        this.perJobResults,
+      );
+      this.sayStrays(read.strays, batch.length);
       batch.forEach((attempt, i) => {
-        if (!settled.has(attempt)) void settle(i, outcomeOf(attempt, threw, thrown, result, shared));
+        if (!settled.has(attempt)) void settle(i, read.outcomes.get(attempt.row.id)!);
       });
     } catch (err) {
       free();
@@ -203,15 +190,12 @@ export class BatchRunner {
     }
   }
 
-  /** A Map keyed by something other than the batch's job ids settles nothing by those keys: said in the log. */
-  private checkKeys(result: Map<unknown, unknown>, batch: readonly Attempt[]): void {
-    const ids = new Set(batch.map((a) => a.row.id));
-    const strays = [...result.keys()].filter((k) => !(typeof k === 'string' && ids.has(k)));
+  /** Results that name no job of the call settle nothing: said in the log (a mistyped id would otherwise fail quietly). */
+  private sayStrays(strays: readonly string[], size: number): void {
     if (strays.length === 0) return;
-    const named = strays.slice(0, 3).map((k) => (typeof k === 'string' ? `"${k}"` : typeof k));
     this.scope.log.warn(
-      `the batch handler of queue "${this.scope.queue}" returned a Map with ${strays.length} key(s) that name no job of its batch ` +
-        `(${named.join(', ')}); results are keyed by job id, a string, and a job the Map does not name completes with no output`,
+      `the batch handler of queue "${this.scope.queue}" returned ${strays.length} result(s) that name no job of its batch of ${size} ` +
+        `(${strays.slice(0, 3).join(', ')}); results are keyed by job id, a string, and a job they leave out fails`,
     );
   }
 }
