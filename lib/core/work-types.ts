@@ -80,6 +80,13 @@ export interface WorkOptions {
    * array leaves out, or gives a status not among these, fails; anything but an array fails the whole batch.
    */
   perJobResults?: boolean;
+  /**
+   * How often the worker refreshes the heartbeat of its running jobs that have `heartbeatSeconds`, in seconds
+   * (0.2–86400; default a third of the shortest `heartbeatSeconds` among them). A job whose `heartbeatSeconds` is
+   * not more than twice this is refreshed every half of its `heartbeatSeconds` instead: its heartbeat is its
+   * contract with the reaper.
+   */
+  heartbeatRefreshSeconds?: number;
 }
 
 /** A handler: its return value becomes the job's output, a throw fails the attempt. */

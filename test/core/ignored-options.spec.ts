@@ -64,9 +64,9 @@ const cases: Case[] = [
     says: ['is pollingIntervalSeconds here'],
   },
   {
-    what: "work() with pg-boss's heartbeatRefreshSeconds",
-    call: () => q.work(Q, unknownWork({ heartbeatRefreshSeconds: 5 }), noop),
-    field: 'options.heartbeatRefreshSeconds',
+    what: "work() with pg-boss's transactionTimeoutSeconds",
+    call: () => q.work(Q, unknownWork({ transactionTimeoutSeconds: 5 }), noop),
+    field: 'options.transactionTimeoutSeconds',
     says: ['no counterpart'],
   },
   {

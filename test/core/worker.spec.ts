@@ -1,3 +1,4 @@
+import { InvalidOptionError } from '../../lib/core/errors.js';
 import type { Job } from '../../lib/core/types.js';
 import { LazyAbort } from '../../lib/core/worker/index.js';
 import { deferred, stateCounts, until } from '../helpers/db.js';
@@ -599,6 +600,42 @@ describe('fencing inside one process', () => {
     await until(async () => (await beatAt()) > first, 'short heartbeat kept by an earlier tick', 5_000);
     gate.resolve();
     await q.offWork('w.hb.mixed');
+  });
+});
+
+describe('heartbeatRefreshSeconds', () => {
+  it("refreshes a running job's heartbeat at the pace asked for, not a third of its heartbeatSeconds", async () => {
+    const q = f.create();
+    await q.createQueue('w.hb.refresh', { heartbeatSeconds: 60 });
+    const gate = deferred();
+    let running: string | null = null;
+    await q.work('w.hb.refresh', { heartbeatRefreshSeconds: 0.3 }, async (job) => {
+      running = job.id;
+      await gate.promise;
+    });
+    const id = (await q.send('w.hb.refresh', {}))!;
+    await until(() => running === id, 'the job running');
+    const beatAt = async () =>
+      (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t.getTime();
+    const first = await beatAt();
+    // by default the next refresh would come 20 s after the claim
+    await until(async () => (await beatAt()) > first, 'heartbeat refreshed', 3_000);
+    const second = await beatAt();
+    await until(async () => (await beatAt()) > second, 'heartbeat refreshed again', 3_000);
+    gate.resolve();
+    await q.offWork('w.hb.refresh');
+    expect(await q.getJobById('w.hb.refresh', id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('refuses a refresh outside 0.2 to 86400 seconds, naming the option', async () => {
+    const q = f.create();
+    await q.createQueue('w.hb.bad');
+    for (const value of [0.1, 0, -1, 86_401, Number.NaN, '5']) {
+      const err = await q.work('w.hb.bad', { heartbeatRefreshSeconds: value as number }, () => undefined).catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidOptionError);
+      expect(err.message).toContain('options.heartbeatRefreshSeconds');
+      expect(err.message).toContain('from 0.2 to 86400');
+    }
   });
 });
 

@@ -13,7 +13,7 @@ const row = (id: string, expireSeconds: number, heartbeatSeconds: number | null 
   claimedRow(id, { stamp: `17${id}`, expire_seconds: expireSeconds, heartbeat_seconds: heartbeatSeconds });
 
 /** A clock over a table of attempts; the fake database holds the attempts whose ids are in `held`. */
-function harness(held: Set<string>) {
+function harness(held: Set<string>, refreshSeconds: number | null = null) {
   const attempts = new Attempts();
   const expired: string[] = [];
   const beats: string[][] = [];
@@ -39,6 +39,7 @@ function harness(held: Set<string>) {
       expired.push(attempt.row.id);
       attempts.release(attempt);
     },
+    refreshSeconds,
   );
   const begin = (r: ClaimedRow): Attempt => {
     const attempt = attempts.begin(r, Date.now());
@@ -86,6 +87,24 @@ describe('the lease clock', () => {
     await jest.advanceTimersByTimeAsync(1);
     expect(h.beats).toEqual([['a', 'b']]);
     expect([a.abort.aborted, b.abort.aborted]).toEqual([false, true]);
+    await h.clock.stop();
+  });
+
+  it('with heartbeatRefreshSeconds ticks that often, but at least every half of the shortest heartbeat interval', async () => {
+    const h = harness(new Set(['a', 'b']), 5);
+    h.begin(row('a', 600, 300));
+    await jest.advanceTimersByTimeAsync(4_999);
+    expect(h.beats).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.beats).toEqual([['a']]);
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(h.beats).toHaveLength(2);
+    // a job whose heartbeat is shorter than twice the refresh is kept at half its interval: its contract wins
+    h.begin(row('b', 600, 6));
+    await jest.advanceTimersByTimeAsync(2_999);
+    expect(h.beats).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(h.beats[2]).toEqual(['a', 'b']);
     await h.clock.stop();
   });
 

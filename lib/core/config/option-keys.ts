@@ -65,7 +65,6 @@ const PG_BOSS_WORK_HINTS: Record<string, string> = {
   burstWhenBatchFull: 'no counterpart: a loop whose claim came back full claims again as soon as it has room',
   includeMetadata: 'no counterpart: getJobById(name, id) reads every stored field',
   transactionTimeoutSeconds: "no counterpart: a transactional handler's attempt is bounded by its lease, expireInSeconds",
-  heartbeatRefreshSeconds: 'no counterpart: the worker refreshes the heartbeat of each running job that has heartbeatSeconds',
   priority: FETCH_ONLY,
   minPriority: FETCH_ONLY,
   maxPriority: FETCH_ONLY,
@@ -75,7 +74,7 @@ const PG_BOSS_WORK_HINTS: Record<string, string> = {
 
 /** work() options: the worker loop's own. */
 export const WORK_OPTIONS = keySet(
-  ['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'localGroupConcurrency', 'batch', 'perJobResults'],
+  ['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'localGroupConcurrency', 'batch', 'perJobResults', 'heartbeatRefreshSeconds'],
   PG_BOSS_WORK_HINTS,
 );
 

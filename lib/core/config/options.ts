@@ -170,6 +170,8 @@ export interface ParsedWorkOptions {
   batch: boolean;
   /** The batch handler resolves with an array of per-job results (WorkOptions.perJobResults). */
   perJobResults: boolean;
+  /** How often the loop refreshes its jobs' heartbeats, in seconds (WorkOptions.heartbeatRefreshSeconds); null: its own pace. */
+  heartbeatRefreshSeconds: number | null;
 }
 
 /** Jobs one call of a batch handler gets when `batchSize` is not given. */
@@ -200,6 +202,7 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
     batch,
     perJobResults,
+    heartbeatRefreshSeconds: refreshInterval(`${field}.heartbeatRefreshSeconds`, o.heartbeatRefreshSeconds),
   };
 }
 
@@ -219,6 +222,15 @@ function parseGroupConcurrency(field: string, value: unknown, max = 100_000): Pa
     else put(tiers, optKey(`${field} tier name`, tier, 255)!, int(`${field}.${tier}`, limit, 1, max));
   }
   return { default: fallback, tiers };
+}
+
+/** heartbeatRefreshSeconds: seconds, as a tick of the lease clock can keep them (it waits at least 200 ms). */
+function refreshInterval(field: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0.2 || value > 86_400) {
+    throw new InvalidOptionError(field, 'a number of seconds from 0.2 to 86400', value);
+  }
+  return value;
 }
 
 function pollInterval(field: string, value: unknown): number {

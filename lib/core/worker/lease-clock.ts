@@ -26,11 +26,15 @@ export class LeaseClock {
   private beating: Promise<void> | null = null;
   private stopped = false;
 
-  /** `expired`: a running attempt outlived its lease; called from the sweep for each one. */
+  /**
+   * `expired`: a running attempt outlived its lease; called from the sweep for each one. `refreshSeconds`: the
+   * loop's heartbeatRefreshSeconds (null: a third of the shortest heartbeat interval).
+   */
   constructor(
     private readonly scope: LeaseClockScope,
     private readonly attempts: Attempts,
     private readonly expired: (attempt: Attempt) => void,
+    private readonly refreshSeconds: number | null = null,
   ) {}
 
   /**
@@ -83,14 +87,16 @@ export class LeaseClock {
   /**
    * Keeps the heartbeats of all running jobs that have one, in one statement per tick. A tick comes every
    * third of the shortest heartbeat interval among them, so two ticks may fail before the reaper takes a
-   * job; a job with a shorter interval than the armed tick brings the tick forward.
+   * job; a job with a shorter interval than the armed tick brings the tick forward. With heartbeatRefreshSeconds
+   * a tick comes that often instead, but never less often than every half of the shortest interval: a job's
+   * heartbeatSeconds is its contract with the reaper, and a refresh slower than it would let the reaper take it.
    */
   private scheduleHeartbeat(): void {
     if (this.stopped || this.beating) return;
     let shortest = Infinity;
     for (const a of this.attempts.values()) if (a.row.heartbeat_seconds !== null) shortest = Math.min(shortest, a.row.heartbeat_seconds);
     if (shortest === Infinity) return;
-    const waitMs = Math.max(200, (shortest * 1000) / 3);
+    const waitMs = Math.max(200, this.refreshSeconds === null ? (shortest * 1000) / 3 : Math.min(this.refreshSeconds, shortest / 2) * 1000);
     if (this.heartbeatTimer && Date.now() + waitMs >= this.heartbeatAt) return;
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
     this.heartbeatAt = Date.now() + waitMs;

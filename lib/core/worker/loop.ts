@@ -99,7 +99,7 @@ export class WorkerLoop {
     const attempts = (this.attempts = new Attempts(this.groups));
     this.due = new DueClock(this.scope);
     this.completer = new Completer(this.scope);
-    this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt));
+    this.clock = new LeaseClock(this.scope, attempts, (attempt) => this.expire(attempt), options.heartbeatRefreshSeconds);
     this.slowClaims = new SlowClaims(queue, ctx.slowClaimMs, ctx.events);
     this.runner = new AttemptRunner(this.scope, handler as JobHandler, options.transactional, this.clock, this.completer, (attempt) =>
       this.returned(attempt),
