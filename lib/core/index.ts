@@ -5,6 +5,7 @@ export {
   PgQueue,
   type ChangeResult,
   type CompleteOptions,
+  type ConnectionOptions,
   type FetchOptions,
   type FindJobsOptions,
   type JobPage,

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { resolveConfig, type QueueModuleOptions, type ResolvedConfig } from './config/config.js';
 import type { JobDefinition, JobName, PayloadArgs } from './job-definition.js';
 import type { JobDetails } from './jobs/dependencies.js';
-import type { ChangeResult, CompleteOptions } from './jobs/control.js';
+import type { ChangeResult, CompleteOptions, ConnectionOptions } from './jobs/control.js';
 import type { FetchOptions } from './jobs/fetcher.js';
 import type { FindJobsOptions, JobPage } from './jobs/finder.js';
 import type { UpdateOptions, UpdateResult, UpdateSpec, UpsertOptions, UpsertResult } from './jobs/update.js';
@@ -45,7 +45,7 @@ import type {
   WorkOptions,
 } from './types.js';
 
-export type { ChangeResult, CompleteOptions, FetchOptions, FindJobsOptions, JobPage, RedriveOptions, RedriveResult };
+export type { ChangeResult, CompleteOptions, ConnectionOptions, FetchOptions, FindJobsOptions, JobPage, RedriveOptions, RedriveResult };
 export type { PayloadArgs } from './job-definition.js';
 
 /** The options of sendThrottled, sendDebounced and sendAfter, which may be left out with null. */
@@ -192,34 +192,34 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /** Fails jobs that have not finished: retried while retries remain, else failed. */
-  fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
-    return this.units.jobs.fail(name, ids, error);
+  fail(name: string, ids: JobRef | JobRef[], error?: unknown, options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.fail(name, ids, error, options);
   }
 
   /**
    * Extends the heartbeat of active jobs by their `heartbeatSeconds` from now (not their lease); a
    * `{ id, retryCount }` ref touches only that attempt. `ids` names the jobs still active.
    */
-  touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
-    return this.units.jobs.touch(name, ids);
+  touch(name: string, ids: JobRef | JobRef[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.touch(name, ids, options);
   }
 
   /** Cancels jobs that have not finished; a running handler's result is then discarded. */
-  cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.cancel(name, ids);
+  cancel(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.cancel(name, ids, options);
   }
 
   /** Brings cancelled jobs back to the queue. */
-  resume(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.resume(name, ids);
+  resume(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.resume(name, ids, options);
   }
 
   /**
    * Puts failed jobs back in the queue to run again. All or nothing: a job that is not failed makes it
    * throw `JobStateError` (an unknown id `JobNotFoundError`) and nothing changes.
    */
-  retry(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.retry(name, ids);
+  retry(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.retry(name, ids, options);
   }
 
   /**
@@ -254,8 +254,8 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /** Deletes jobs in any state. */
-  deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.units.jobs.deleteJob(name, ids);
+  deleteJob(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.units.jobs.deleteJob(name, ids, options);
   }
 
   /**

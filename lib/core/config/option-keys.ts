@@ -74,7 +74,17 @@ const PG_BOSS_WORK_HINTS: Record<string, string> = {
 
 /** work() options: the worker loop's own. */
 export const WORK_OPTIONS = keySet(
-  ['concurrency', 'batchSize', 'pollingIntervalSeconds', 'transactional', 'groupConcurrency', 'localGroupConcurrency', 'batch', 'perJobResults', 'heartbeatRefreshSeconds'],
+  [
+    'concurrency',
+    'batchSize',
+    'pollingIntervalSeconds',
+    'transactional',
+    'groupConcurrency',
+    'localGroupConcurrency',
+    'batch',
+    'perJobResults',
+    'heartbeatRefreshSeconds',
+  ],
   PG_BOSS_WORK_HINTS,
 );
 
@@ -130,12 +140,11 @@ export const DECLARED_SCHEDULE_OPTIONS = keySet([...SCHEDULE_OPTIONS.keys, 'cron
 });
 
 /** fetch(name, options). */
-export const FETCH_OPTIONS = keySet(['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority'], {
+export const FETCH_OPTIONS = keySet(['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority', 'db'], {
   includeMetadata: 'no counterpart: getJobById(name, id) reads every stored field',
   orderByCreatedOn: 'no counterpart: priority: false claims in due-time order, whatever the priority',
   groupConcurrency: 'a worker loop option here (work(name, { groupConcurrency })): fetch() claims whatever the group',
   ignoreGroups: 'no counterpart: fetch() claims whatever the group',
-  db: "no counterpart: fetch() claims on the engine's own connections",
 });
 
 /** @OnQueueEvent(event, options). */

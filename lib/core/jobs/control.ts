@@ -1,19 +1,28 @@
 // Job control: what a caller does to jobs it names by id. Complete, fail and touch by hand (fenced on retryCount
 // when the caller gives one), cancel, resume, retry and delete (redrive: redrive.ts; getJobById: dependencies.ts).
 // Each change runs on the table that holds the queue's jobs (QueueRouter), the statement without a flow's work first.
-import type { Executor } from '../runtime/db.js';
+import { callerExecutor, type Executor } from '../runtime/db.js';
 import { JobNotFoundError, JobStateError, QueueError } from '../errors.js';
 import { parseRefs, plainIds, type ParsedRef } from './refs.js';
 import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
 import type { QueueRouter } from '../queues/router.js';
 import { completeArgs, completeLeafArgs, failArgs, touchArgs, type Statements } from '../sql/index.js';
 import type { SettleTarget } from '../sql/settle.js';
-import type { JobRef } from '../types.js';
+import type { JobRef, TransactionLike } from '../types.js';
 import { noUnknownKeys, optBool, queueName, record, toJson } from '../config/validate.js';
 import { describeFailure, holdsJobsBack } from '../worker/index.js';
 
+/**
+ * The `db` option of the calls on jobs by id and of fetch() (pg-boss's ConnectionOptions): the call runs inside the
+ * caller's transaction (a Drizzle transaction or database, or a pg client), so its change commits or rolls back
+ * with the caller's work; an error then aborts that transaction, as any failed statement does.
+ */
+export interface ConnectionOptions {
+  db?: TransactionLike;
+}
+
 /** Options of `complete`. */
-export interface CompleteOptions {
+export interface CompleteOptions extends ConnectionOptions {
   /**
    * Also complete jobs that have not started (created, retry), as pg-boss's option of the same name; else only
    * active ones.
@@ -21,20 +30,36 @@ export interface CompleteOptions {
   includeQueued?: boolean;
 }
 
-const COMPLETE_KEYS: ReadonlySet<string> = new Set(['includeQueued']);
+const COMPLETE_KEYS: ReadonlySet<string> = new Set(['includeQueued', 'db']);
+const CONNECTION_KEYS: ReadonlySet<string> = new Set(['db']);
+
+/** The caller's `db` of `options` (undefined: none), its keys checked against `keys`. */
+function dbOf(options: unknown, keys: ReadonlySet<string> = CONNECTION_KEYS): TransactionLike | undefined {
+  const o = record('options', options);
+  noUnknownKeys('options', o, keys);
+  return o.db as TransactionLike | undefined;
+}
 
 /**
  * `complete`'s output and options from its third and fourth arguments. Besides pg-boss's
- * `complete(name, ids, output, { includeQueued })`, the short form `complete(name, ids, { includeQueued })` is
- * read as options (no output): a third argument that is a plain object with `includeQueued` as its only key (own,
- * enumerable), and no fourth. So an output of that exact shape is stored only when options follow it, even `{}`.
+ * `complete(name, ids, output, { includeQueued, db })`, the short form `complete(name, ids, { includeQueued, db })` is
+ * read as options (no output): a third argument that is a plain object whose only keys (own, enumerable) are
+ * `includeQueued` and a `db` that is a client or database (which no output can hold), and no fourth. So an output
+ * of that exact shape is stored only when options follow it, even `{}`.
  */
 export function completeOutputAndOptions(output: unknown, options: unknown): { output: unknown; options: unknown } {
   if (options !== undefined || output === null || typeof output !== 'object') return { output, options };
   const proto: unknown = Object.getPrototypeOf(output);
   if (proto !== Object.prototype && proto !== null) return { output, options };
   const keys = Reflect.ownKeys(output);
-  const short = keys.length === 1 && keys[0] === 'includeQueued' && Object.prototype.propertyIsEnumerable.call(output, 'includeQueued');
+  const enumerable = (k: string | symbol) => Object.prototype.propertyIsEnumerable.call(output, k);
+  // a `db` that is a client or a Drizzle database: no output JSON can store one, so it can only be an option
+  const db: unknown = (output as { db?: unknown }).db;
+  const client =
+    typeof db === 'object' &&
+    db !== null &&
+    (typeof (db as Record<string, unknown>).query === 'function' || typeof (db as Record<string, unknown>).execute === 'function');
+  const short = keys.length > 0 && keys.every((k) => (k === 'includeQueued' || (k === 'db' && client)) && enumerable(k));
   return short ? { output: undefined, options: output } : { output, options };
 }
 
@@ -57,6 +82,12 @@ export interface JobControlContext {
 /** The calls by hand on jobs named by id; PgQueue's methods of the same names delegate here. */
 export class JobControl {
   constructor(private readonly ctx: JobControlContext) {}
+
+  /** The caller's transaction when it gave `db`, else the engine's pool (starting the engine either way). */
+  private async execFor(db: TransactionLike | undefined): Promise<Executor> {
+    const own = await this.ctx.db();
+    return db === undefined ? own : callerExecutor(db);
+  }
 
   /**
    * A change by hand in two steps: `leaf` for all of `refs` (the statement without a flow's work, which changes
@@ -81,9 +112,9 @@ export class JobControl {
     const given = completeOutputAndOptions(output, options);
     const json = toJson('output', given.output);
     const o = record('options', given.options);
-    noUnknownKeys('options', o, COMPLETE_KEYS);
+    const db = dbOf(o, COMPLETE_KEYS);
     const queued = optBool('options.includeQueued', o.includeQueued) ?? false;
-    const exec = await this.ctx.db();
+    const exec = await this.execFor(db);
     const outputs = (some: ParsedRef[]) => some.map(() => json);
     const wake = await this.wakeChannel(exec, name);
     const rows = await this.ctx.router.withQueueStatements(
@@ -108,12 +139,13 @@ export class JobControl {
     return changed(refs.length, rows);
   }
 
-  async fail(name: string, ids: JobRef | JobRef[], error?: unknown): Promise<ChangeResult> {
+  async fail(name: string, ids: JobRef | JobRef[], error?: unknown, options?: ConnectionOptions): Promise<ChangeResult> {
     queueName('name', name);
     const refs = parseRefs(ids);
+    const db = dbOf(options);
     const info = describeFailure(error ?? new Error('failed by request'));
     const list = refs.map((r) => r.id);
-    const exec = await this.ctx.db();
+    const exec = await this.execFor(db);
     const wake = await this.wakeChannel(exec, name);
     const attempts = (some: ParsedRef[]) =>
       failArgs(
@@ -148,10 +180,10 @@ export class JobControl {
    * Extends the heartbeat of active jobs (touchJobs), for a caller that runs fetched jobs itself and names them by
    * id; `ids` lists the jobs still active (on the attempt a ref names), which the caller therefore still holds.
    */
-  async touch(name: string, ids: JobRef | JobRef[]): Promise<ChangeResult> {
+  async touch(name: string, ids: JobRef | JobRef[], options?: ConnectionOptions): Promise<ChangeResult> {
     queueName('name', name);
     const refs = parseRefs(ids);
-    const exec = await this.ctx.db();
+    const exec = await this.execFor(dbOf(options));
     const rows = await this.ctx.router.withQueueStatements(
       exec,
       name,
@@ -161,18 +193,18 @@ export class JobControl {
     return changed(refs.length, rows);
   }
 
-  async cancel(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('cancelJobs', name, ids);
+  async cancel(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.changeJobs('cancelJobs', name, ids, options);
   }
 
-  async resume(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('resumeJobs', name, ids);
+  async resume(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.changeJobs('resumeJobs', name, ids, options);
   }
 
-  async retry(name: string, ids: string | string[]): Promise<ChangeResult> {
+  async retry(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
     queueName('name', name);
     const list = [...new Set(plainIds(ids))];
-    const exec = await this.ctx.db();
+    const exec = await this.execFor(dbOf(options));
     const rows = await this.ctx.router
       .withQueueStatements(
         exec,
@@ -196,19 +228,21 @@ export class JobControl {
     throw new QueueError(`retrying jobs of queue "${name}" raced with another change; nothing was retried`, 'JOB_RACE');
   }
 
-  async deleteJob(name: string, ids: string | string[]): Promise<ChangeResult> {
-    return this.changeJobs('deleteJobs', name, ids);
+  async deleteJob(name: string, ids: string | string[], options?: ConnectionOptions): Promise<ChangeResult> {
+    return this.changeJobs('deleteJobs', name, ids, options);
   }
 
   private async changeJobs(
     statement: 'cancelJobs' | 'resumeJobs' | 'deleteJobs',
     name: string,
     ids: string | string[],
+    options: ConnectionOptions | undefined,
   ): Promise<ChangeResult> {
     queueName('name', name);
     const list = plainIds(ids);
+    const db = dbOf(options);
     const params = statement === 'resumeJobs' ? [name, list, this.ctx.channel] : [name, list];
-    const exec = await this.ctx.db();
+    const exec = await this.execFor(db);
     const run = (st: Statements) =>
       statement === 'cancelJobs'
         ? this.leafFirst(
@@ -223,7 +257,7 @@ export class JobControl {
         throw keyTaken(err, name, list);
       });
     // resumeJobs sends its own NOTIFY (its jobs are new work).
-    if (statement !== 'resumeJobs') await this.wake(exec, name, rows);
+    if (statement !== 'resumeJobs') await this.wake(exec, name, rows, db === undefined);
     return changed(list.length, rows);
   }
 
@@ -240,11 +274,18 @@ export class JobControl {
   /**
    * After cancel or deleteJob ended jobs of a queue that holds jobs back (a policy other than standard, or a
    * concurrency limit), wakes the queue's workers: the change may have released the next job of a key or a slot
-   * (complete and fail send it from their statement: wakeChannel). A plain queue sends nothing. The change has
-   * committed: a NOTIFY that fails is not the caller's error, and the workers' next poll finds the job.
+   * (complete and fail send it from their statement: wakeChannel). A plain queue sends nothing. On the engine's
+   * pool (`committed`) the change has committed: a NOTIFY that fails is not the caller's error, and the workers' next
+   * poll finds the job. In a caller's transaction the NOTIFY goes out at its commit, and a failure is the
+   * caller's to see: its transaction is aborted.
    */
-  private async wake(exec: Executor, name: string, rows: readonly unknown[]): Promise<void> {
+  private async wake(exec: Executor, name: string, rows: readonly unknown[], committed: boolean): Promise<void> {
     if (rows.length === 0) return;
+    if (!committed) {
+      const channel = await this.wakeChannel(exec, name);
+      if (channel) await exec.query(this.ctx.router.acrossQueues.wakeQueue, [channel, name]);
+      return;
+    }
     const channel = await this.wakeChannel(exec, name).catch(() => null);
     if (channel) await exec.query(this.ctx.router.acrossQueues.wakeQueue, [channel, name]).catch(() => undefined);
   }

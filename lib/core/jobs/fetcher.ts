@@ -2,10 +2,12 @@
 // fail() (jobs/control.ts). The claim is the workers' claim, under a holder id of this engine's own.
 import { QueueNotFoundError } from '../errors.js';
 import { FETCH_OPTIONS } from '../config/option-keys.js';
+import { callerExecutor, type Executor } from '../runtime/db.js';
 import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
+import { claimSavepoint, releaseClaimSavepoint } from '../sql/transaction.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { heartbeatArgs } from '../sql/index.js';
-import type { Job } from '../types.js';
+import type { Job, TransactionLike } from '../types.js';
 import { int, noUnknownKeys, optBool, queueName, record } from '../config/validate.js';
 import { claimJobs, LazyAbort, newHolderId, PROFILE_RECHECK_MS, toJob } from '../worker/index.js';
 
@@ -21,6 +23,13 @@ export interface FetchOptions {
   ignoreStartAfter?: boolean;
   /** false: claim in due-time then id order, whatever the priority (default true: highest priority first). */
   priority?: boolean;
+  /**
+   * Claim inside the caller's transaction (a Drizzle transaction, or a pg client inside BEGIN): the jobs are active
+   * for others once it commits, and back in the queue if it rolls back, so fetch, work and complete({ db }) can be
+   * one transaction. On a queue with a concurrency or rate limit the queue's claim lock is held until it ends.
+   * Outside a transaction the claim commits at once, as without `db`.
+   */
+  db?: TransactionLike;
 }
 
 const MIN_PRIORITY = -2_147_483_648;
@@ -46,12 +55,14 @@ export class Fetcher {
     const byPriority = optBool('options.priority', o.priority) ?? true;
     // Without either option, the workers' own claim.
     const fetchOrder = ignoreStartAfter || !byPriority ? { ignoreStartAfter, byPriority } : null;
-    const exec = await this.rt.db();
+    const own = await this.rt.db();
+    const exec = o.db === undefined ? own : callerExecutor(o.db);
+    const callerTransaction = o.db !== undefined && (await inTransactionBlock(exec));
     const { router, connect, config } = this.rt;
     let profile = await router.profile(exec, name);
     let statements = router.statementsForProfile(profile);
     const claim = () =>
-      claimJobs({ exec, statements, connect, schema: config.schema }, name, profile, batchSize, this.holderId, {
+      claimJobs({ exec, statements, connect, schema: config.schema, callerTransaction }, name, profile, batchSize, this.holderId, {
         minPriority,
         maxPriority,
         fetchOrder,
@@ -78,10 +89,23 @@ export class Fetcher {
       }
     }
     if (failure) throw failure;
+    // the heartbeat goes through the engine's pool: a caller's transaction may have ended by then
     return rows.map((row) =>
       toJob<T>(row, new LazyAbort(), async () => {
-        await exec.query(statements.heartbeatJobs, heartbeatArgs(name, [row], this.holderId));
+        await own.query(statements.heartbeatJobs, heartbeatArgs(name, [row], this.holderId));
       }),
     );
   }
+}
+
+/** Whether a caller's `db` is inside a transaction block: SAVEPOINT is refused outside one (sql/transaction.ts). */
+async function inTransactionBlock(exec: Executor): Promise<boolean> {
+  try {
+    await exec.query(claimSavepoint);
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.noActiveTransaction) return false;
+    throw err;
+  }
+  await exec.query(releaseClaimSavepoint);
+  return true;
 }

@@ -2693,14 +2693,23 @@ BEGIN
 SELECT set_config('idle_in_transaction_session_timeout', '10s', true)
 WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWEEN interval '1 millisecond' AND interval '10 seconds'
 
+-- transaction.ts: claimSavepoint
+SAVEPOINT pgqueue_claim
+
 -- transaction.ts: commitTransaction
 COMMIT
 
 -- transaction.ts: endSession
 SELECT pg_terminate_backend($1)
 
+-- transaction.ts: releaseClaimSavepoint
+RELEASE SAVEPOINT pgqueue_claim
+
 -- transaction.ts: releaseSavepoint
 RELEASE SAVEPOINT pgqueue_step
+
+-- transaction.ts: rollbackClaimSavepoint
+ROLLBACK TO SAVEPOINT pgqueue_claim
 
 -- transaction.ts: rollbackToSavepoint
 ROLLBACK TO SAVEPOINT pgqueue_step

@@ -52,3 +52,13 @@ export const rollbackTransaction = 'ROLLBACK';
 export const savepoint = 'SAVEPOINT pgqueue_step';
 export const rollbackToSavepoint = 'ROLLBACK TO SAVEPOINT pgqueue_step';
 export const releaseSavepoint = 'RELEASE SAVEPOINT pgqueue_step';
+
+/**
+ * fetch() in a caller's transaction (its `db`): each claim runs under a savepoint, so that a claim that lost a race
+ * for a key (unique_violation) is undone alone and tried again, as a claim on the engine's own connection is, and
+ * the caller's transaction goes on. SAVEPOINT is refused outside a transaction block (25P01): how a `db` outside one
+ * is told apart (its claim then commits at once, as without `db`).
+ */
+export const claimSavepoint = 'SAVEPOINT pgqueue_claim';
+export const rollbackClaimSavepoint = 'ROLLBACK TO SAVEPOINT pgqueue_claim';
+export const releaseClaimSavepoint = 'RELEASE SAVEPOINT pgqueue_claim';

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { inTransaction, pgExecutor, type Executor } from '../../runtime/db.js';
+import { claimSavepoint, releaseClaimSavepoint, rollbackClaimSavepoint } from '../../sql/transaction.js';
 import { SQLSTATE, sqlState } from '../../runtime/pg-errors.js';
 import { claimArgs, claimGroupedArgs, fetchArgs, localGroupArgs, type LocalGroupArgs, type Statements } from '../../sql/index.js';
 import type { QueuePolicy } from '../../types.js';
@@ -64,6 +65,12 @@ export interface ClaimContext {
   readonly statements: Statements;
   readonly connect: () => Promise<PoolClient>;
   readonly schema: string;
+  /**
+   * `exec` is a caller's transaction (fetch() with `db`): a limited queue's claim takes the queue's lock in it, held
+   * until the caller's transaction ends (the room it counts includes the jobs claimed there, which no other
+   * claimer sees before the commit), and each try runs under a savepoint.
+   */
+  readonly callerTransaction?: boolean;
 }
 
 /**
@@ -132,16 +139,20 @@ export async function claimJobs(
   workerId: string,
   filter: ClaimFilter = {},
 ): Promise<ClaimedRow[]> {
-  if (!profile.limited && !filter.groups) return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter, 2);
-  return inTransaction(ctx.connect, async (client) => {
-    await client.query(ctx.statements.lockQueueClaims, [queue, ctx.schema]);
-    const room = (await client.query<{ room: number }>(ctx.statements.claimRoom, [queue])).rows[0]?.room ?? 0;
+  const savepoints = ctx.callerTransaction === true;
+  if (!profile.limited && !filter.groups)
+    return claimWith(ctx.exec, ctx.statements, queue, profile.policy, limit, workerId, filter, 2, savepoints);
+  const limited = async (exec: Executor): Promise<ClaimedRow[]> => {
+    await exec.query(ctx.statements.lockQueueClaims, [queue, ctx.schema]);
+    const room = (await exec.query<{ room: number }>(ctx.statements.claimRoom, [queue]))[0]?.room ?? 0;
     if (room <= 0) return [];
     // One try: a unique violation would abort this transaction (limited claimers are serialised anyway).
-    const rows = await claimWith(pgExecutor(client), ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1);
-    if (rows.length > 0 && profile.limited) await client.query(ctx.statements.recordStarts, [queue, rows.length]);
+    const rows = await claimWith(exec, ctx.statements, queue, profile.policy, Math.min(limit, room), workerId, filter, 1, savepoints);
+    if (rows.length > 0 && profile.limited) await exec.query(ctx.statements.recordStarts, [queue, rows.length]);
     return rows;
-  });
+  };
+  if (savepoints) return limited(ctx.exec);
+  return inTransaction(ctx.connect, (client) => limited(pgExecutor(client)));
 }
 
 async function claimWith(
@@ -153,6 +164,7 @@ async function claimWith(
   workerId: string,
   filter: ClaimFilter,
   tries: number,
+  savepoints = false,
 ): Promise<ClaimedRow[]> {
   const request = {
     queue,
@@ -164,10 +176,14 @@ async function claimWith(
   };
   const claim = async (text: string, args: unknown[]): Promise<ClaimedRow[]> => {
     for (let attempt = 1; attempt <= tries; attempt++) {
+      if (savepoints) await exec.query(claimSavepoint);
       try {
-        return await exec.query<ClaimedRow>(text, args);
+        const rows = await exec.query<ClaimedRow>(text, args);
+        if (savepoints) await exec.query(releaseClaimSavepoint);
+        return rows;
       } catch (err) {
         if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
+        if (savepoints) await exec.query(rollbackClaimSavepoint);
       }
     }
     return [];
