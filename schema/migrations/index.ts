@@ -28,6 +28,7 @@ import { retryBudget } from './0011_retry_budget.js';
 import { dashboard } from './0012_dashboard.js';
 import { traceContext } from './0013_trace_context.js';
 import { subscriptions } from './0014_subscriptions.js';
+import { fillfactor } from './0015_fillfactor.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly Migration[] = [
   dashboard,
   traceContext,
   subscriptions,
+  fillfactor,
 ];

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { quotedSchema } from '../../lib/core/config/config.js';
 import { LATEST_VERSION, migrate, MIGRATION_LOCKS, type MigrationLocks } from '../../lib/core/runtime/migrate.js';
 import * as sql from '../../lib/core/sql/migrate.js';
+import { JOBS_FILLFACTOR } from '../../schema/migrations/0015_fillfactor.js';
 import { MIGRATIONS } from '../../schema/migrations/index.js';
 import { dropSchema, recordingLogger, testPool, testUrl, uniqueSchema, until } from '../helpers/db.js';
 
@@ -70,6 +71,37 @@ describe('migrations', () => {
     expect(await current.send('anything.missing', {}).catch((e: Error) => e.name)).toBe('QueueNotFoundError');
     await current.close();
     await dropSchema(admin, schema);
+  });
+
+  it('migration 15 gives the jobs partitions made before it, and those made after, room for their updates', async () => {
+    const schema = uniqueSchema('fill');
+    schemas.push(schema);
+    const ident = quotedSchema(schema);
+    await admin.query(sql.createSchema(ident));
+    await admin.query(sql.createMigrationsTable(ident));
+    for (const m of MIGRATIONS.filter((m) => m.version < 15)) {
+      await admin.query(m.up(ident));
+      await admin.query(sql.recordMigration(ident), [m.version, m.name]);
+    }
+    await admin.query(`INSERT INTO ${ident}.queues (name, partition) VALUES ('before', true)`);
+    await admin.query(`SELECT ${ident}.create_queue_partition('before')`);
+    const q = new PgQueue({ connectionString: testUrl(), schema, logger });
+    await q.start();
+    await q.createQueue('after', { partition: true });
+    await q.close();
+    const { rows } = await admin.query<{ relname: string; reloptions: string[] | null }>(
+      `SELECT c.relname, c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '${ident}.jobs'::regclass`,
+    );
+    expect(rows.map((r) => r.relname).sort()).toEqual(
+      [
+        'jobs_default',
+        ...(await admin.query(`SELECT ${ident}.queue_partition_name(n) AS p FROM unnest(array['before', 'after']) n`)).rows.map((r) => r.p),
+      ].sort(),
+    );
+    for (const row of rows) {
+      expect(row.reloptions).toContain(`fillfactor=${JOBS_FILLFACTOR}`);
+      expect(row.reloptions).toContain('autovacuum_vacuum_scale_factor=0.01');
+    }
   });
 
   describe('a lock another session holds', () => {
