@@ -83,15 +83,15 @@ describe('findJobs', () => {
     expect(failed).toMatch(/Index Scan Backward using jobs_default_queue_id_idx[\s\S]*Index Cond: .*id < /);
     expect(failed).not.toMatch(/Seq Scan|Sort/);
     expect(removed(failed)).toBe(0);
-    const byKey = await plan(st.findJobsBySingletonKey, `'find.plan', NULL, 'k7', NULL, NULL, 101, 1048576`);
+    const byKey = await plan(st.findJobsBySingletonKey, `'find.plan', NULL, 'k7', NULL, NULL, 101, 1048576, NULL`);
     expect(byKey).toMatch(/jobs_default_queue_singleton_key_id_idx/);
     expect(byKey).not.toMatch(/Seq Scan|jobs_default_pkey/);
-    const byDedupe = await plan(st.findJobsByDedupeKey, `'find.plan', NULL, NULL, 'd77', NULL, 101, 1048576`);
+    const byDedupe = await plan(st.findJobsByDedupeKey, `'find.plan', NULL, NULL, 'd77', NULL, 101, 1048576, NULL`);
     expect(byDedupe).toMatch(/jobs_default_queue_dedupe_key_id_idx/);
     expect(byDedupe).not.toMatch(/Seq Scan|jobs_default_pkey/);
     expect(removed(byDedupe)).toBe(0);
     // a part the states asked leave out reads nothing
-    const failedOfKey = await plan(st.findJobsBySingletonKey, `'find.plan', '{failed}', 'k7', NULL, NULL, 101, 1048576`);
+    const failedOfKey = await plan(st.findJobsBySingletonKey, `'find.plan', '{failed}', 'k7', NULL, NULL, 101, 1048576, NULL`);
     expect(failedOfKey.match(/never executed/g)?.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -221,5 +221,93 @@ describe('lastError', () => {
     await q.fail('find.flow', ids.parent!, { reason: 'declined' });
     expect((await q.getJobById('find.flow', ids.parent!))!.lastError).toMatchObject({ attempt: 1, on: expect.any(Date) });
     expect((await q.getJobById('find.flow', ids.child!))!.lastError).toMatchObject({ name: 'ParentFailedError', attempt: 1 });
+  });
+});
+
+describe('findJobs by payload (data)', () => {
+  it('finds the jobs whose payload contains the object, with state and keys, page by page, and refuses other values', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('find.data');
+    const ids = await q.insert(
+      'find.data',
+      Array.from({ length: 30 }, (_, i) => ({
+        data: { type: i % 3 === 0 ? 'email' : 'sms', to: { region: i % 2 === 0 ? 'eu' : 'us' }, n: i },
+        singletonKey: `k${i % 5}`,
+      })),
+    );
+    await q.cancel('find.data', ids.slice(0, 6));
+    const found = async (options: object) => {
+      const all: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await q.findJobs('find.data', { limit: 4, ...options, ...(after ? { after } : {}) });
+        all.push(...page.jobs.map((j) => j.id));
+        if (!page.next) return all;
+        after = page.next;
+      }
+    };
+    const newestFirst = (keep: (i: number) => boolean) =>
+      ids
+        .map((id, i) => [id, i] as const)
+        .filter(([, i]) => keep(i))
+        .map(([id]) => id)
+        .reverse();
+    expect(await found({ data: { type: 'email' } })).toEqual(newestFirst((i) => i % 3 === 0));
+    // containment reaches into nested objects, and every key given must match
+    expect(await found({ data: { type: 'email', to: { region: 'eu' } } })).toEqual(newestFirst((i) => i % 6 === 0));
+    expect(await found({ data: { type: 'email' }, state: 'cancelled' })).toEqual(newestFirst((i) => i % 3 === 0 && i < 6));
+    expect(await found({ data: { type: 'sms' }, singletonKey: 'k1' })).toEqual(newestFirst((i) => i % 3 !== 0 && i % 5 === 1));
+    expect(await found({ data: { n: 7 }, dedupeKey: 'none' })).toEqual([]);
+    expect(await found({ data: {} })).toEqual(newestFirst(() => true));
+    expect(await found({ data: { type: 'fax' } })).toEqual([]);
+    for (const data of ['email', ['email'], 42, { big: 1n }]) {
+      const err = await q.findJobs('find.data', { data: data as never }).catch((e) => e);
+      expect(err.message).toContain('options.data');
+    }
+  });
+
+  it('reads the primary key from the cursor without an index of the user’s, and the user’s GIN index when there is one', async () => {
+    const q = f.create({ supervise: false, poolSize: 1 });
+    await q.createQueue('find.gin');
+    for (let i = 0; i < 4; i++)
+      await q.insert(
+        'find.gin',
+        Array.from({ length: 5000 }, (_, n) => ({ data: { tenant: `t${(i * 5000 + n) % 1000}`, n } })),
+      );
+    await f.sql(`ANALYZE $schema.jobs_default`);
+    const st = await engineStatements(q, 'find.gin');
+    const exec = engineExec(q);
+    const plan = async (text: string) => {
+      await exec.query(`PREPARE find_data AS ${text}`);
+      try {
+        const rows = await exec.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE find_data('find.gin', NULL, NULL, NULL, NULL, 101, 1048576, '{"tenant": "t7"}')`,
+        );
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      } finally {
+        await exec.query('DEALLOCATE find_data');
+      }
+    };
+    const probe = async () => (await exec.query<{ indexed: boolean }>(st.payloadIndexed))[0]!.indexed;
+    expect(await probe()).toBe(false);
+    expect(await plan(st.findJobsByData)).toMatch(/Index Scan Backward using jobs_default_pkey/);
+    const without = await q.findJobs('find.gin', { data: { tenant: 't7' }, limit: 5 });
+    // a partial index on the payload, or one on a part of it, is not one findJobs can read
+    await f.sql(`CREATE INDEX jobs_default_data_part ON $schema.jobs_default USING gin (data) WHERE state = 'failed'`);
+    await f.sql(`CREATE INDEX jobs_default_data_tenant ON $schema.jobs_default USING gin ((data -> 'tenant'))`);
+    expect(await probe()).toBe(false);
+    await f.sql(`CREATE INDEX jobs_default_data_gin ON $schema.jobs_default USING gin (data jsonb_path_ops)`);
+    await f.sql(`ANALYZE $schema.jobs_default`);
+    expect(await probe()).toBe(true);
+    const indexed = await plan(st.findJobsByDataIndexed);
+    expect(indexed).toMatch(/Bitmap Index Scan on jobs_default_data_gin/);
+    expect(indexed).not.toMatch(/Seq Scan|jobs_default_pkey on jobs_default j_1/);
+    // a new engine reads the index at its first findJobs with data (an engine that ran one reads it again within a minute)
+    const fresh = f.create({ supervise: false });
+    const pages = [await fresh.findJobs('find.gin', { data: { tenant: 't7' }, limit: 5 })];
+    pages.push(await fresh.findJobs('find.gin', { data: { tenant: 't7' }, limit: 5, after: pages[0]!.next! }));
+    expect(pages[0]!.jobs.map((j) => j.id)).toEqual(without.jobs.map((j) => j.id));
+    expect(pages.flatMap((p) => p.jobs).map((j) => (j.data as { tenant: string }).tenant)).toEqual(Array(10).fill('t7'));
+    expect(BigInt(pages[1]!.jobs[0]!.id)).toBeLessThan(BigInt(pages[0]!.jobs[4]!.id));
   });
 });

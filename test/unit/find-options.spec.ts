@@ -10,6 +10,7 @@ describe("findJobs' options", () => {
       limit: 100,
       after: null,
       maxBytes: 1024 * 1024,
+      data: null,
     });
   });
 
@@ -21,7 +22,9 @@ describe("findJobs' options", () => {
       limit: 1000,
       after: '9223372036854775807',
       maxBytes: 1024 * 1024,
+      data: null,
     });
+    expect(parseFindOptions({ data: { type: 'email', to: { region: 'eu' } } }).data).toBe('{"type":"email","to":{"region":"eu"}}');
     expect(parseFindOptions({ state: ['created', 'retry'] }).states).toEqual(['created', 'retry']);
   });
 
@@ -38,6 +41,8 @@ describe("findJobs' options", () => {
     [{ after: 12 }, 'options.after'],
     [{ singletonKey: '' }, 'options.singletonKey'],
     [{ order: 'asc' }, 'options.order'],
+    [{ data: 'email' }, 'options.data must be a JSON object'],
+    [{ data: [1] }, 'options.data must be a JSON object'],
     ['failed', 'options'],
   ])('refuses %j, naming the field', (options, message) => {
     expect(() => parseFindOptions(options)).toThrow(InvalidOptionError);

@@ -3,9 +3,10 @@
 import { InvalidOptionError } from '../errors.js';
 import { toJobWithMetadata, type JobRow } from '../rows.js';
 import type { Runtime } from '../runtime/runtime.js';
+import type { Executor } from '../runtime/db.js';
 import type { Statements } from '../sql/index.js';
 import type { JobState, JobWithMetadata } from '../types.js';
-import { int, noUnknownKeys, optKey, queueName, record } from '../config/validate.js';
+import { int, noUnknownKeys, optKey, queueName, record, toJson } from '../config/validate.js';
 
 /** Options of findJobs. */
 export interface FindJobsOptions {
@@ -17,6 +18,12 @@ export interface FindJobsOptions {
   limit?: number;
   /** The `next` of the page before: the jobs older than it. */
   after?: string;
+  /**
+   * Only jobs whose payload contains this JSON object (PostgreSQL's `@>`: every key given, with a value that contains
+   * the one given). Without an index on the payload it tests each of the queue's jobs from the newest (or `after`)
+   * until the page is full (guide, "Job control").
+   */
+  data?: Record<string, unknown>;
   /**
    * Bytes of JSON (data, output, the dead-letter source's output, the last error) after which the page ends, 1,024 to
    * 67,108,864 (default 1,048,576): a job is in the page while the jobs before it hold less, so the page ends with the
@@ -34,7 +41,7 @@ export interface JobPage<T = unknown> {
   next: string | null;
 }
 
-const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'limit', 'after', 'maxBytes']);
+const KEYS = new Set(['state', 'singletonKey', 'dedupeKey', 'data', 'limit', 'after', 'maxBytes']);
 /** Every state a job can be in, in the order of its life. */
 export const JOB_STATES: readonly JobState[] = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'];
 /** A job id: a positive bigint, as text. */
@@ -49,6 +56,8 @@ export function parseFindOptions(value: unknown): {
   limit: number;
   after: string | null;
   maxBytes: number;
+  /** `data` as JSON text, or null. */
+  data: string | null;
 } {
   const o = record('options', value ?? {});
   noUnknownKeys('options', o, KEYS);
@@ -77,30 +86,63 @@ export function parseFindOptions(value: unknown): {
     limit: o.limit === undefined ? 100 : int('options.limit', o.limit, 1, 1000),
     after: after ?? null,
     maxBytes: o.maxBytes === undefined ? FIND_MAX_BYTES : int('options.maxBytes', o.maxBytes, 1024, 64 * 1024 * 1024),
+    data: dataFilter(o.data),
   };
 }
 
-/** The statement for what is asked: one text per shape, each reading the index that fits it (sql/find.ts). */
-function statementFor(st: Statements, o: ReturnType<typeof parseFindOptions>): string {
-  if (o.singletonKey !== null) return st.findJobsBySingletonKey;
-  if (o.dedupeKey !== null) return st.findJobsByDedupeKey;
-  if (o.states?.every((state) => state === 'failed')) return st.findFailedJobs;
-  return st.findJobs;
+/** findJobs' `data`: a JSON object (containment of an array or a scalar is not what pg-boss's `data` asks). */
+function dataFilter(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidOptionError('options.data', "a JSON object (the jobs whose payload contains it, as PostgreSQL's @>)", value);
+  }
+  return toJson('options.data', value);
 }
 
+/**
+ * The statement for what is asked and its arguments: one text per shape, each reading the index that fits it
+ * (sql/find.ts). The keyed statements and findJobsByData take the payload filter as $8.
+ */
+function statementFor(st: Statements, o: ReturnType<typeof parseFindOptions>, payloadIndexed: boolean): { text: string; args: unknown[] } {
+  // one more than the page: whether a next page exists, without a query of its own
+  const args = [o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1, o.maxBytes];
+  if (o.singletonKey !== null) return { text: st.findJobsBySingletonKey, args: [...args, o.data] };
+  if (o.dedupeKey !== null) return { text: st.findJobsByDedupeKey, args: [...args, o.data] };
+  if (o.data !== null) return { text: payloadIndexed ? st.findJobsByDataIndexed : st.findJobsByData, args: [...args, o.data] };
+  if (o.states?.every((state) => state === 'failed')) return { text: st.findFailedJobs, args };
+  return { text: st.findJobs, args };
+}
+
+/** How long findJobs trusts what it read of a table's payload index (an index made or dropped is seen this late). */
+const PAYLOAD_INDEX_TTL_MS = 60_000;
+
 export class JobFinder {
+  /** Whether each table has a GIN index on the payload, by the text of its probe, and when that was read. */
+  private readonly payloadIndexes = new Map<string, { indexed: boolean; at: number }>();
+
   constructor(private readonly rt: Runtime) {}
+
+  /** Whether the table of `st` has an index on the payload that findJobs' `data` can read (sql/find.ts). */
+  private async payloadIndexed(exec: Executor, st: Statements): Promise<boolean> {
+    const known = this.payloadIndexes.get(st.payloadIndexed);
+    if (known && Date.now() - known.at < PAYLOAD_INDEX_TTL_MS) return known.indexed;
+    const [row] = await exec.query<{ indexed: boolean }>(st.payloadIndexed);
+    this.payloadIndexes.set(st.payloadIndexed, { indexed: row?.indexed === true, at: Date.now() });
+    return row?.indexed === true;
+  }
 
   async findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
     queueName('name', name);
     const o = parseFindOptions(options);
     const exec = await this.rt.db();
-    // one more than the page: whether a next page exists, without a query of its own
-    const args = [name, o.states, o.singletonKey, o.dedupeKey, o.after, o.limit + 1, o.maxBytes];
     const rows = await this.rt.router.withQueueStatements(
       exec,
       name,
-      (st) => exec.query<JobRow & { found: string }>(statementFor(st, o), args),
+      async (st) => {
+        const indexed = o.data !== null && o.singletonKey === null && o.dedupeKey === null && (await this.payloadIndexed(exec, st));
+        const { text, args } = statementFor(st, o, indexed);
+        return exec.query<JobRow & { found: string }>(text, [name, ...args]);
+      },
       (found) => found.length === 0,
     );
     // no row: an empty page, or no such queue (its statements then name `jobs`, and find nothing)

@@ -1405,6 +1405,49 @@ SELECT * FROM (
 WHERE p.bytes_before < $7::bigint
 ORDER BY p.n DESC
 
+-- findJobsByData (per queue)
+SELECT * FROM (
+  SELECT g.*, sum(g.bytes) OVER (ORDER BY g.n DESC ROWS UNBOUNDED PRECEDING) - g.bytes AS bytes_before, count(*) OVER () AS found
+  FROM (
+    SELECT f.*, coalesce(octet_length(f.data::text), 0) + coalesce(octet_length(f.output::text), 0)
+      + coalesce(octet_length(f.source_output::text), 0) + coalesce(octet_length(f.last_error::text), 0) AS bytes
+    FROM (SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
+  j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
+  j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
+  j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
+  j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
+    WHERE j.queue = $1 AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND $3::text IS NULL AND $4::text IS NULL AND j.data @> $8::jsonb
+    ORDER BY j.id DESC
+    LIMIT $6) f
+  ) g
+) p
+WHERE p.bytes_before < $7::bigint
+ORDER BY p.n DESC
+
+-- findJobsByDataIndexed (per queue)
+SELECT * FROM (
+  SELECT g.*, sum(g.bytes) OVER (ORDER BY g.n DESC ROWS UNBOUNDED PRECEDING) - g.bytes AS bytes_before, count(*) OVER () AS found
+  FROM (
+    SELECT f.*, coalesce(octet_length(f.data::text), 0) + coalesce(octet_length(f.output::text), 0)
+      + coalesce(octet_length(f.source_output::text), 0) + coalesce(octet_length(f.last_error::text), 0) AS bytes
+    FROM (WITH held AS MATERIALIZED (
+      SELECT j.id FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
+      WHERE (j.queue || '') = $1 AND (j.id + 0) < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND $3::text IS NULL AND $4::text IS NULL
+        AND j.data @> $8::jsonb
+    )
+    SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
+  j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
+  j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
+  j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
+  j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
+    WHERE j.queue = $1 AND j.id IN (SELECT h.id FROM held h ORDER BY h.id DESC LIMIT $6)
+    ORDER BY j.id DESC
+    LIMIT $6) f
+  ) g
+) p
+WHERE p.bytes_before < $7::bigint
+ORDER BY p.n DESC
+
 -- findJobsByDedupeKey (per queue)
 SELECT * FROM (
   SELECT g.*, sum(g.bytes) OVER (ORDER BY g.n DESC ROWS UNBOUNDED PRECEDING) - g.bytes AS bytes_before, count(*) OVER () AS found
@@ -1418,7 +1461,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state > 'active' AND j.dedupe_key = $4::text AND ($3::text IS NULL OR j.singleton_key = $3::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{completed,cancelled,failed}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{completed,cancelled,failed}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
     UNION ALL (SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
@@ -1426,7 +1469,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state = 'active' AND j.dedupe_key = $4::text AND ($3::text IS NULL OR j.singleton_key = $3::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{active}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{active}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
     UNION ALL (SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
@@ -1434,7 +1477,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state < 'active' AND j.dedupe_key = $4::text AND ($3::text IS NULL OR j.singleton_key = $3::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{created,retry}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{created,retry}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
   ) k
   ORDER BY k.n DESC
@@ -1457,7 +1500,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state > 'active' AND j.singleton_key = $3::text AND ($4::text IS NULL OR j.dedupe_key = $4::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{completed,cancelled,failed}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{completed,cancelled,failed}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
     UNION ALL (SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
@@ -1465,7 +1508,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state = 'active' AND j.singleton_key = $3::text AND ($4::text IS NULL OR j.dedupe_key = $4::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{active}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{active}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
     UNION ALL (SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singleton_key, j.dedupe_key,
   j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
@@ -1473,7 +1516,7 @@ SELECT * FROM (
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
   j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.id AS n FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j
   WHERE j.queue = $1 AND j.state < 'active' AND j.singleton_key = $3::text AND ($4::text IS NULL OR j.dedupe_key = $4::text)
-    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{created,retry}'::"pgqueue".job_state[])
+    AND j.id < coalesce($5::bigint, 9223372036854775807) AND ($2::"pgqueue".job_state[] IS NULL OR j.state = ANY($2::"pgqueue".job_state[])) AND ($8::jsonb IS NULL OR j.data @> $8::jsonb) AND ($2::"pgqueue".job_state[] IS NULL OR $2::"pgqueue".job_state[] && '{created,retry}'::"pgqueue".job_state[])
   ORDER BY j.id DESC LIMIT $6)
   ) k
   ORDER BY k.n DESC
@@ -1953,6 +1996,13 @@ WITH RECURSIVE deleted AS (
   WHERE dep.parent_queue = g.queue AND dep.parent_id = g.id
 )
 SELECT count(*)::int AS orphaned FROM orphaned
+
+-- payloadIndexed (per queue)
+SELECT EXISTS (
+  SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
+  WHERE i.indrelid = '"pgqueue".jobs_q_af67ca2fe7ffcec8'::regclass AND am.amname = 'gin' AND i.indpred IS NULL
+    AND pg_get_indexdef(i.indexrelid) ~ 'USING gin \(data( jsonb_path_ops| jsonb_ops)?\)$'
+) AS indexed
 
 -- publishJobs
 WITH keyless AS (
