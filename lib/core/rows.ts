@@ -10,6 +10,7 @@ export interface QueueRow {
   notify: boolean;
   remove_on_complete: boolean;
   failed_delete_after_seconds: number;
+  fail_unworked_after_seconds: number | null;
   retry_limit: number;
   retry_delay: number;
   retry_backoff: boolean;
@@ -70,6 +71,7 @@ export function settingsOf(r: QueueRow) {
     notify: r.notify,
     removeOnComplete: r.remove_on_complete,
     failedDeleteAfterSeconds: r.failed_delete_after_seconds,
+    failUnworkedAfterSeconds: r.fail_unworked_after_seconds,
     retryLimit: r.retry_limit,
     retryDelay: r.retry_delay,
     retryBackoff: r.retry_backoff,

@@ -46,6 +46,13 @@ export interface QueueOptions extends JobDefaults {
    * Applies to jobs that fail after it is set.
    */
   failedDeleteAfterSeconds?: number;
+  /**
+   * Fail the queue's ready jobs, as an attempt each (retried, then failed for good and dead-lettered), once no live
+   * worker loop of the cluster has worked the queue for this many seconds (default null: off; they wait). Checked by
+   * the maintenance pass, so it acts up to `maintenanceIntervalSeconds` late; a paused queue is not counted as unworked.
+   * Not on `key_strict_fifo` queues, where a failed job holds its key.
+   */
+  failUnworkedAfterSeconds?: number | null;
   /** At most this many active jobs of the queue across all workers and processes (default none). */
   concurrencyLimit?: number | null;
   /** At most `count` jobs started per `perSeconds` window across all workers (default none). */
@@ -142,6 +149,7 @@ export interface QueueResult extends QueueCounts {
   notify: boolean;
   removeOnComplete: boolean;
   failedDeleteAfterSeconds: number;
+  failUnworkedAfterSeconds: number | null;
   retryLimit: number;
   retryDelay: number;
   retryBackoff: boolean;

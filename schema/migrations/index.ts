@@ -29,6 +29,7 @@ import { dashboard } from './0012_dashboard.js';
 import { traceContext } from './0013_trace_context.js';
 import { subscriptions } from './0014_subscriptions.js';
 import { fillfactor } from './0015_fillfactor.js';
+import { unworked } from './0016_unworked.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   traceContext,
   subscriptions,
   fillfactor,
+  unworked,
 ];

@@ -40,6 +40,7 @@ const settings = {
   rateLimit: { count: 20, perSeconds: 21 },
   removeOnComplete: 'yes' as unknown as boolean,
   failedDeleteAfterSeconds: 22,
+  failUnworkedAfterSeconds: 23,
 };
 const attempt = { id: '1', claim_count: 1, stamp: '2' };
 
@@ -226,6 +227,7 @@ describe('statement arguments', () => {
       rate_limit_seconds: 21,
       remove_on_complete: 'yes',
       failed_delete_after_seconds: 22,
+      fail_unworked_after_seconds: 23,
     });
     expect(args).toHaveLength(columns.length);
   });

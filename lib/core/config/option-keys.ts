@@ -44,6 +44,7 @@ export const QUEUE_OPTIONS = keySet([
   'notify',
   'removeOnComplete',
   'failedDeleteAfterSeconds',
+  'failUnworkedAfterSeconds',
   'concurrencyLimit',
   'rateLimit',
   ...JOB_DEFAULT_KEYS,

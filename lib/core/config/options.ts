@@ -58,6 +58,7 @@ export interface ParsedQueueOptions extends ParsedJobDefaults {
   notify?: boolean;
   removeOnComplete?: boolean;
   failedDeleteAfterSeconds?: number;
+  failUnworkedAfterSeconds?: number | null;
 }
 
 /** Validates `createQueue`/`updateQueue` options (and the queue part of `@QueueHandler` options). */
@@ -74,6 +75,7 @@ export function parseQueueOptions(value: unknown, field = 'options'): ParsedQueu
     notify: optBool(`${p}notify`, o.notify),
     removeOnComplete: optBool(`${p}removeOnComplete`, o.removeOnComplete),
     failedDeleteAfterSeconds: optInt(`${p}failedDeleteAfterSeconds`, o.failedDeleteAfterSeconds, 0, MAX_SECONDS),
+    failUnworkedAfterSeconds: nullableInt(`${p}failUnworkedAfterSeconds`, o.failUnworkedAfterSeconds, 1, MAX_SECONDS),
     concurrencyLimit: nullableInt(`${p}concurrencyLimit`, o.concurrencyLimit, 1, 100_000),
     rateLimit: parseRateLimit(`${p}rateLimit`, o.rateLimit),
   };

@@ -1,11 +1,13 @@
 // The maintenance pass: jobs whose lease or heartbeat ran out go back to the queue (or fail), the
 // key_strict_fifo safety net unsticks keys whose every queued job was left marked as waiting, and retention deletes
-// finished jobs and fails those that waited too long (retention.ts). One pass per interval cluster-wide (see
+// finished jobs and fails those that waited too long (retention.ts), and the ready jobs of queues no worker works fail
+// where the queue asks it (failUnworkedAfterSeconds: unworked.ts). One pass per interval cluster-wide (see
 // tryMaintenanceLock and takeMaintenanceTurn in sql/maintenance.ts).
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import type { EngineEvents } from '../events.js';
 import { Retention } from './retention.js';
+import { UnworkedQueues, type UnworkedRow } from './unworked.js';
 import type { Statements } from '../sql/index.js';
 
 /** Keys the key_strict_fifo safety net looks at per maintenance pass. */
@@ -27,15 +29,17 @@ export interface MaintenanceResult {
   unstuck: number;
   deleted: number;
   expired: { id: string; queue: string }[];
+  /** Queues with failUnworkedAfterSeconds whose ready jobs the pass failed, and how many. */
+  unworked: { queue: string; failed: number }[];
 }
 
 /** A job the reaper put back or failed: when it is retried (seconds), or its dead-letter queue. */
-interface ReapedRow {
-  id: string;
-  queue: string;
-  state: string;
-  retry_in: number | null;
-  dead_letter: string | null;
+type ReapedRow = UnworkedRow;
+
+/** Jobs a pass failed as an attempt, and the error they record. */
+interface Settled {
+  rows: readonly ReapedRow[];
+  error: { name: string; message: string };
 }
 
 /** What a pass needs of the engine that runs it. */
@@ -60,6 +64,7 @@ export class Maintenance {
   /** Where the key_strict_fifo safety net resumes its walk of keys (see repairFifoMarks in sql/maintenance.ts). */
   private fifoRepairCursor: [string, string] = ['', ''];
   private readonly retention: Retention;
+  private readonly unworked: UnworkedQueues;
   /** Set by stop(): a pass under way starts no further retention batch. */
   private stopping = false;
 
@@ -69,6 +74,7 @@ export class Maintenance {
       budgetMs: retentionBudgetMs(ctx.intervalSeconds),
       error: (err, c) => ctx.error(err, c),
     });
+    this.unworked = new UnworkedQueues({ statements: ctx.statements, channel: ctx.channel, error: (err, c) => ctx.error(err, c) });
   }
 
   /** The engine is closing: a pass under way ends after its current batch. */
@@ -103,38 +109,57 @@ export class Maintenance {
     });
     // Retention runs after the reaper's transaction has committed, in batches of their own (retention.ts).
     const kept = result.ran ? await this.retention.run(connect, () => this.stopping) : { deleted: 0, expired: [], more: false };
+    const unworked = result.ran ? await this.unworked.run(connect, () => this.stopping) : [];
     if (result.reaped > 0) this.ctx.warning(`${result.reaped} job(s) whose lease or heartbeat ran out were put back to retry or failed`);
     if (result.unstuck > 0)
       this.ctx.warning(`${result.unstuck} key_strict_fifo key(s) had every queued job marked as waiting with nothing ahead; unmarked`);
     if (kept.expired.length > 0)
       this.ctx.warning(`${kept.expired.length} job(s) waited unstarted past their retention and failed (RetentionExpiredError)`);
     if (kept.more) this.ctx.warning(`retention deleted ${kept.deleted} job(s) and stopped with more left; the next pass goes on`);
-    this.announce(reapedRows, kept.expired);
-    return { ...result, deleted: kept.deleted, expired: kept.expired };
+    for (const u of unworked) {
+      const retrying = u.rows.filter((r) => r.state === 'retry').length;
+      this.ctx.warning(
+        `${u.message}; ${u.rows.length} ready job(s) failed as an attempt (${retrying} to retry, ${u.rows.length - retrying} failed for good)`,
+      );
+    }
+    const lease = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
+    this.announce(
+      [
+        { rows: reapedRows, error: lease },
+        ...unworked.map((u) => ({ rows: u.rows, error: { name: 'UnworkedQueueError', message: u.message } })),
+      ],
+      kept.expired,
+    );
+    return {
+      ...result,
+      deleted: kept.deleted,
+      expired: kept.expired,
+      unworked: unworked.map((u) => ({ queue: u.queue, failed: u.rows.length })),
+    };
   }
 
-  /** The lifecycle events of what the pass settled, once it has committed: reaped attempts and expired jobs. */
-  private announce(reaped: readonly ReapedRow[], expired: readonly { id: string; queue: string }[]): void {
+  /** The lifecycle events of what the pass settled, once it has committed: failed attempts and expired jobs. */
+  private announce(settled: readonly Settled[], expired: readonly { id: string; queue: string }[]): void {
     const { events } = this.ctx;
     if (events.listens('expired')) for (const e of expired) events.job('expired', { queue: e.queue, id: e.id });
     const [onFailed, onRetrying] = [events.listens('failed'), events.listens('retrying')];
     if (!onFailed && !onRetrying) return;
-    for (const r of reaped) {
-      const willRetry = r.state === 'retry';
-      const error = { name: 'LeaseExpiredError', message: 'its lease or heartbeat ran out' };
-      if (onFailed)
-        events.job('failed', {
-          queue: r.queue,
-          id: r.id,
-          waitSeconds: null,
-          runSeconds: null,
-          error,
-          willRetry,
-          retryInSeconds: r.retry_in,
-          deadLetter: r.dead_letter,
-        });
-      if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: r.retry_in });
-    }
+    for (const { rows, error } of settled)
+      for (const r of rows) {
+        const willRetry = r.state === 'retry';
+        if (onFailed)
+          events.job('failed', {
+            queue: r.queue,
+            id: r.id,
+            waitSeconds: null,
+            runSeconds: null,
+            error,
+            willRetry,
+            retryInSeconds: r.retry_in,
+            deadLetter: r.dead_letter,
+          });
+        if (willRetry && onRetrying) events.job('retrying', { queue: r.queue, id: r.id, error, retryInSeconds: r.retry_in });
+      }
   }
 
   /** One pass of the key_strict_fifo safety net: at most FIFO_REPAIR_KEYS keys, then the next pass goes on. */

@@ -44,7 +44,9 @@ export class QueueAdmin {
       rateLimit: o.rateLimit ?? null,
       removeOnComplete: o.removeOnComplete ?? d.removeOnComplete,
       failedDeleteAfterSeconds: o.failedDeleteAfterSeconds ?? d.failedDeleteAfterSeconds,
+      failUnworkedAfterSeconds: o.failUnworkedAfterSeconds ?? null,
     });
+    if ((o.policy ?? d.policy) === 'key_strict_fifo') refuseUnworkedFailures(o);
     const exec = await this.rt.db();
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
     const row = o.partition
@@ -76,6 +78,7 @@ export class QueueAdmin {
     const o = parseQueueOptions(given);
     const patch = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
     const exec = await this.rt.db();
+    if (o.failUnworkedAfterSeconds && (await this.rt.router.profile(exec, name)).policy === 'key_strict_fifo') refuseUnworkedFailures(o);
     if (o.deadLetter) await this.assertDeadLetterTarget(exec, o.deadLetter);
     if (o.concurrencyLimit !== undefined || o.rateLimit !== undefined) {
       // Workers in every process claim a limited queue under its lock, and they decide that once: a
@@ -181,6 +184,19 @@ export class QueueAdmin {
       );
     }
   }
+}
+
+/**
+ * failUnworkedAfterSeconds is refused on a key_strict_fifo queue: a job that failed for good holds its key there, so
+ * failing every ready job of an unworked queue would hold back every key until each failure is retried by hand.
+ */
+function refuseUnworkedFailures(o: ParsedQueueOptions): void {
+  if (o.failUnworkedAfterSeconds)
+    throw new InvalidOptionError(
+      'options.failUnworkedAfterSeconds',
+      'null or left out on a key_strict_fifo queue (a failed job holds its key)',
+      o.failUnworkedAfterSeconds,
+    );
 }
 
 /** What a queue's stored settings say against the options asked, one line per difference. */

@@ -17,6 +17,7 @@ import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import * as settle from './settle.js';
 import * as stats from './stats.js';
+import * as unworked from './unworked.js';
 import * as update from './update.js';
 import * as workers from './workers.js';
 
@@ -42,6 +43,7 @@ const builders = {
   ...pubSub,
   ...dependencies,
   ...update,
+  ...unworked,
 };
 
 /** The sql files also export the argument builders of their statements (named ...Args): not statements. */

@@ -4,13 +4,13 @@ import { LIVE_WORKER } from './fragments.js';
 
 const QUEUE_COLUMNS = `name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds`;
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, fail_unworked_after_seconds`;
 
 /** Inserts the queue unless it exists; returns the row that is stored either way, and whether it is new. */
 export const createQueue = (s: string) => `
 WITH ins AS (
   INSERT INTO ${s}.queues (${QUEUE_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
   ON CONFLICT (name) DO NOTHING
   RETURNING ${QUEUE_COLUMNS}, true AS created
 )
@@ -37,6 +37,7 @@ export interface StoredQueueSettings {
   rateLimit: { count: number; perSeconds: number } | null;
   removeOnComplete: boolean;
   failedDeleteAfterSeconds: number;
+  failUnworkedAfterSeconds: number | null;
 }
 
 /** The arguments of createQueue, in the order of QUEUE_COLUMNS. */
@@ -61,6 +62,7 @@ export function createQueueArgs(name: string, q: StoredQueueSettings): unknown[]
     q.rateLimit?.perSeconds ?? null,
     q.removeOnComplete,
     q.failedDeleteAfterSeconds,
+    q.failUnworkedAfterSeconds,
   ];
 }
 
@@ -84,6 +86,10 @@ UPDATE ${s}.queues SET
   concurrency_limit = CASE WHEN $2::jsonb ? 'concurrencyLimit' THEN ($2::jsonb->>'concurrencyLimit')::int ELSE concurrency_limit END,
   rate_limit_count = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'count')::int ELSE rate_limit_count END,
   rate_limit_seconds = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'perSeconds')::int ELSE rate_limit_seconds END,
+  fail_unworked_after_seconds = CASE WHEN $2::jsonb ? 'failUnworkedAfterSeconds' THEN ($2::jsonb->>'failUnworkedAfterSeconds')::int
+    ELSE fail_unworked_after_seconds END,
+  -- the time without a worker counts again from the next pass under the new setting
+  unworked_since = CASE WHEN $2::jsonb ? 'failUnworkedAfterSeconds' THEN NULL ELSE unworked_since END,
   updated_on = now()
 WHERE name = $1
 RETURNING name`;

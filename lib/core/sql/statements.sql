@@ -537,18 +537,18 @@ SELECT removed.id::text, removed.claim_count, removed.stamp, (SELECT pg_notify($
 WITH ins AS (
   INSERT INTO "pgqueue".queues (name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, fail_unworked_after_seconds)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
   ON CONFLICT (name) DO NOTHING
   RETURNING name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, true AS created
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, fail_unworked_after_seconds, true AS created
 )
 SELECT * FROM ins
 UNION ALL
 SELECT name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
   retry_backoff, retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, retention_seconds,
-  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, false AS created FROM "pgqueue".queues WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ins)
+  concurrency_limit, rate_limit_count, rate_limit_seconds, remove_on_complete, failed_delete_after_seconds, fail_unworked_after_seconds, false AS created FROM "pgqueue".queues WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM ins)
 
 -- createQueuePartition
 SELECT "pgqueue".create_queue_partition($1) AS table_name
@@ -1110,6 +1110,103 @@ SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (S
   (SELECT pg_notify($11::text, $1) WHERE $11::text IS NOT NULL)::text AS held
 FROM failed
 
+-- failUnworkedJobs
+WITH RECURSIVE picked AS MATERIALIZED (
+  SELECT j.queue, j.id,
+    (j.retry_count < j.retry_limit AND NOT (j.policy = 'stately' AND EXISTS (
+      SELECT 1 FROM "pgqueue".jobs r
+      WHERE r.queue = j.queue AND r.policy = 'stately' AND r.state = 'retry'
+        AND r.singleton_key IS NOT DISTINCT FROM j.singleton_key AND r.id <> j.id))) AS retrying,
+    CASE WHEN j.retry_backoff THEN least(
+        coalesce(j.retry_delay_max, 2147483647)::float8,
+        greatest(j.retry_delay, 1) * (power(2, least(16, j.retry_count - j.retry_base + 1)) / 2
+          + power(2, least(16, j.retry_count - j.retry_base + 1)) / 2 * random()))
+      ELSE j.retry_delay::float8 END AS delay,
+    jsonb_build_object('name', 'UnworkedQueueError', 'message', $4::text, 'queue', j.queue, 'retryCount', j.retry_count) AS error
+  FROM "pgqueue".jobs j
+  -- due before the pass began ($5): a job a batch of this pass sent back to retry, even with no delay, is due after it,
+  -- and waits for the next pass
+  WHERE j.queue = $1 AND j.state < 'active' AND j.start_after < $5::timestamptz
+  ORDER BY j.priority DESC, j.start_after, j.id
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), failed AS (
+UPDATE "pgqueue".jobs j SET
+  state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
+  retry_count = j.retry_count + e.retrying::int,
+  start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
+  completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
+  keep_until = CASE WHEN e.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
+      ELSE greatest(j.keep_until, now() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
+    FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
+    ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
+  lease_until = NULL,
+  heartbeat_until = NULL,
+  output = jsonb_build_object(
+    'error', e.error,
+    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+      || jsonb_build_array(e.error)),
+  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
+FROM picked e
+WHERE j.queue = e.queue AND j.id = e.id AND j.state::text IN ('created', 'retry')
+RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
+  j.retry_count, j.claim_count, j.output, j.dead_letter, j.source_root_id, j.trace_context, (extract(epoch FROM j.started_on) * 1000000)::bigint::text AS stamp
+), dead_lettered AS (
+  INSERT INTO "pgqueue".jobs (queue, policy, data, priority, singleton_key, group_id, group_tier, retry_limit, retry_delay, retry_backoff,
+    retry_delay_max, expire_seconds, heartbeat_seconds, delete_after_seconds, keep_until, dead_letter,
+    source_name, source_id, source_created_on, source_retry_count, output, source_output, source_root_id, trace_context)
+  SELECT q.name, q.policy, x.data, x.priority, x.singleton_key, x.group_id, x.group_tier, q.retry_limit, q.retry_delay, q.retry_backoff,
+    q.retry_delay_max,
+    q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, now() + q.retention_seconds * interval '1 second',
+    q.dead_letter, x.queue, x.id, x.created_on, x.retry_count, x.output, x.output, coalesce(x.source_root_id, x.id), x.trace_context
+  FROM failed x
+  JOIN "pgqueue".queues q ON q.name = x.dead_letter
+  WHERE x.state = 'failed'
+  ON CONFLICT DO NOTHING
+  RETURNING id
+), doomed(queue, id) AS (
+  SELECT dep.child_queue, dep.child_id FROM "pgqueue".job_deps dep
+  JOIN failed p ON dep.parent_queue = p.queue AND dep.parent_id = p.id
+  WHERE p.state IN ('failed', 'cancelled')
+  UNION
+  SELECT dep.child_queue, dep.child_id FROM "pgqueue".job_deps dep
+  JOIN doomed d ON dep.parent_queue = d.queue AND dep.parent_id = d.id
+), orphaned AS (
+  UPDATE "pgqueue".jobs j SET
+    state = CASE WHEN d.fail THEN 'failed' ELSE 'cancelled' END::"pgqueue".job_state,
+    completed_on = statement_timestamp(),
+    keep_until = CASE WHEN d.fail THEN coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
+    FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
+    ELSE now() + j.delete_after_seconds * interval '1 second' END) ELSE CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
+    ELSE now() + j.delete_after_seconds * interval '1 second' END END,
+    output = jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled')),
+    last_error = CASE WHEN d.fail THEN jsonb_build_object('error', jsonb_build_object('name', 'ParentFailedError', 'message', 'a job it depends on failed or was cancelled'), 'on', now(), 'attempt', j.retry_count + 1) END
+  FROM (
+    SELECT c.queue, c.id, c.on_parent_failure IS DISTINCT FROM 'cancel' AND (c.policy <> 'key_strict_fifo' OR (
+      NOT EXISTS (
+        SELECT 1 FROM "pgqueue".jobs b
+        WHERE b.queue = c.queue AND b.singleton_key = c.singleton_key AND b.state IN ('retry', 'active', 'failed')
+          AND b.policy = 'key_strict_fifo')
+      AND NOT EXISTS (SELECT 1 FROM failed p WHERE p.queue = c.queue AND p.singleton_key = c.singleton_key AND p.state = 'failed')
+      AND c.id = min(c.id) FILTER (WHERE c.on_parent_failure IS DISTINCT FROM 'cancel')
+        OVER (PARTITION BY c.queue, c.singleton_key, c.policy))) AS fail
+    FROM (SELECT DISTINCT queue, id FROM doomed) o
+    JOIN "pgqueue".jobs c ON c.queue = o.queue AND c.id = o.id AND c.state = 'created' AND c.blocked_by > 0) d
+  WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
+  RETURNING j.id
+)
+, woke AS (
+  SELECT pg_notify($3, CASE WHEN min(f.start_after) <= clock_timestamp() THEN f.queue
+    ELSE f.queue || ' ' || ceil(extract(epoch FROM min(f.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
+  FROM failed f WHERE f.state = 'retry' GROUP BY f.queue
+)
+SELECT f.id::text, f.queue, f.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - now())))::int END AS retry_in,
+  CASE WHEN f.state = 'failed' THEN f.dead_letter END AS dead_letter
+FROM failed f
+
 -- failedSince
 SELECT x.queue, sum(x.failed_delta)::int AS failed FROM "pgqueue".queue_stats x
 WHERE x.delta_on > now() - $1::float8 * interval '1 minute' AND x.delta_seconds IS NOT NULL
@@ -1597,7 +1694,7 @@ LIMIT 1
 SELECT j.id::text, j.state::text FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j JOIN (SELECT $1::text AS queue, a.* FROM unnest($2::bigint[]) AS a(id) OFFSET 0) u ON j.queue = u.queue AND j.id = u.id
 
 -- getQueues
-SELECT q.name, q.policy, q.partition, q.dead_letter, q.warning_queue_size, q.notify, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, q.retention_seconds, q.concurrency_limit, q.rate_limit_count, q.rate_limit_seconds, q.remove_on_complete, q.failed_delete_after_seconds, q.created_on, q.updated_on,
+SELECT q.name, q.policy, q.partition, q.dead_letter, q.warning_queue_size, q.notify, q.retry_limit, q.retry_delay, q.retry_backoff, q.retry_delay_max, q.expire_seconds, q.heartbeat_seconds, q.delete_after_seconds, q.retention_seconds, q.concurrency_limit, q.rate_limit_count, q.rate_limit_seconds, q.remove_on_complete, q.failed_delete_after_seconds, q.fail_unworked_after_seconds, q.created_on, q.updated_on,
   q.queued_count AS queued, q.deferred_count AS deferred, q.blocked_count AS blocked, q.ready_count AS ready,
   q.ready_oldest_seconds AS ready_oldest, q.active_count AS active, q.failed_count AS failed, q.total_count AS total,
   q.singletons_active, q.created_delta, q.completed_delta, q.failed_delta, q.delta_seconds, q.delta_on, q.wait_bins, q.run_bins,
@@ -2599,6 +2696,10 @@ UPDATE "pgqueue".queues SET
   concurrency_limit = CASE WHEN $2::jsonb ? 'concurrencyLimit' THEN ($2::jsonb->>'concurrencyLimit')::int ELSE concurrency_limit END,
   rate_limit_count = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'count')::int ELSE rate_limit_count END,
   rate_limit_seconds = CASE WHEN $2::jsonb ? 'rateLimit' THEN ($2::jsonb->'rateLimit'->>'perSeconds')::int ELSE rate_limit_seconds END,
+  fail_unworked_after_seconds = CASE WHEN $2::jsonb ? 'failUnworkedAfterSeconds' THEN ($2::jsonb->>'failUnworkedAfterSeconds')::int
+    ELSE fail_unworked_after_seconds END,
+  -- the time without a worker counts again from the next pass under the new setting
+  unworked_since = CASE WHEN $2::jsonb ? 'failUnworkedAfterSeconds' THEN NULL ELSE unworked_since END,
   updated_on = now()
 WHERE name = $1
 RETURNING name
@@ -2637,6 +2738,24 @@ SELECT j.queue AS last_queue, j.id::text AS last_id FROM "pgqueue".jobs j
 WHERE (j.queue, j.id) > ($2::text, $3::bigint)
 ORDER BY j.queue, j.id
 OFFSET $1 - 1 LIMIT 1
+
+-- watchUnworkedQueues
+WITH watched AS MATERIALIZED (
+  SELECT q.name, q.fail_unworked_after_seconds AS after, q.unworked_since,
+    q.paused OR EXISTS (SELECT 1 FROM "pgqueue".workers w
+      WHERE w.heartbeat_on >= now() - interval '30 seconds' AND w.loops @> jsonb_build_array(jsonb_build_object('queue', q.name))) AS waits_rightly
+  FROM "pgqueue".queues q
+  WHERE q.fail_unworked_after_seconds IS NOT NULL
+), marked AS (
+  UPDATE "pgqueue".queues q SET unworked_since = CASE WHEN w.waits_rightly THEN NULL ELSE now() END
+  FROM watched w
+  WHERE q.name = w.name AND (w.waits_rightly = (w.unworked_since IS NOT NULL))
+  RETURNING q.name
+)
+SELECT w.name, w.after, extract(epoch FROM now() - w.unworked_since)::float8 AS unworked_seconds, now() AS pass_began
+FROM watched w
+WHERE NOT w.waits_rightly AND w.unworked_since <= now() - w.after * interval '1 second'
+ORDER BY w.name
 
 -- ==== the installer (migrate.ts), LISTEN (notify.ts) and transactions (transaction.ts) ====
 
