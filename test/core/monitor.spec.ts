@@ -224,7 +224,7 @@ describe('the cost of a pass', () => {
     const jitOf = async () => {
       const { rows } = await client.query<{ 'QUERY PLAN': [Record<string, unknown>] }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${statements.monitorQueues}`,
-        [null, true, 60],
+        [null, true, 60, null],
       );
       return rows[0]!['QUERY PLAN'][0].JIT;
     };

@@ -87,9 +87,41 @@ describe('getQueueStats without persistQueueStats', () => {
     expect(first).toMatchObject({ name, queuedCount: 1, createdDelta: null, waitBins: null });
     await plain.send(name, {});
     expect((await plain.getQueueStats(name))[0]!.queuedCount).toBe(1);
+    // counted a minute ago (force counts at most once a minute: below)
+    await f.sql(`UPDATE $schema.queues SET counted_on = counted_on - interval '61 seconds' WHERE name = $1`, [name]);
     expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(2);
     const counted = (await plain.getQueue(name))!.countedOn!;
     expect(await plain.getQueueStats(name, { to: new Date(counted.getTime() - 1) })).toEqual([]);
+  });
+});
+
+describe('force, at most once a minute per queue', () => {
+  /** Moves the queue's last count `seconds` back, as if no instance had counted it since. */
+  const age = (name: string, seconds: number) =>
+    f.sql(`UPDATE $schema.queues SET counted_on = counted_on - $2 * interval '1 second' WHERE name = $1`, [name, seconds]);
+
+  it('without persistQueueStats: a second force within the minute serves the count of the first', async () => {
+    const name = await queue();
+    await plain.send(name, {});
+    expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(1);
+    await plain.send(name, {});
+    expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(1);
+    await age(name, 59);
+    expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(1);
+    await age(name, 2);
+    expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(2);
+  });
+
+  it('with persistQueueStats: no new pass while the queue was counted within the minute', async () => {
+    const name = await queue();
+    await plain.send(name, {});
+    const first = await persisted.getQueueStats(name, { force: true });
+    expect(first.map((x) => x.queuedCount)).toEqual([1]);
+    await plain.send(name, {});
+    expect((await persisted.getQueueStats(name, { force: true })).map((x) => x.queuedCount)).toEqual([1]);
+    await age(name, 61);
+    const after = await persisted.getQueueStats(name, { force: true });
+    expect(after.map((x) => x.queuedCount)).toEqual([2, 1]);
   });
 });
 

@@ -116,7 +116,7 @@ export class QueueMonitor {
         const due = lock!.locked && (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1;
         if (!due) return { ran: false, queues: [] };
       }
-      const { rows } = await client.query<MonitoredRow>(statements.monitorQueues, [null, persistQueueStats, intervalSeconds]);
+      const { rows } = await client.query<MonitoredRow>(statements.monitorQueues, [null, persistQueueStats, intervalSeconds, null]);
       if (persistQueueStats) await client.query(statements.deleteOldQueueStats, [queueStatRetentionDays]);
       return {
         ran: true,
@@ -131,11 +131,14 @@ export class QueueMonitor {
     });
   }
 
-  /** Counts the named queues now and caches their counts (getQueue's `force`); records no deltas or snapshot. */
-  async recount(connect: () => Promise<pg.PoolClient>, names: readonly string[]): Promise<void> {
+  /**
+   * Counts the named queues now and caches their counts (getQueue's `force`); records no deltas or snapshot. With
+   * `minAgeSeconds`, only those counted longer ago than that (by any instance: the row's counted_on).
+   */
+  async recount(connect: () => Promise<pg.PoolClient>, names: readonly string[], minAgeSeconds: number | null = null): Promise<void> {
     await inTransaction(connect, async (client) => {
       await client.query(this.ctx.statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
-      await client.query(this.ctx.statements.monitorQueues, [names, null, this.ctx.intervalSeconds]);
+      await client.query(this.ctx.statements.monitorQueues, [names, null, this.ctx.intervalSeconds, minAgeSeconds]);
     });
   }
 }

@@ -256,10 +256,10 @@ export class Runtime {
     return this.monitor.run(this.gate!.connect, force);
   }
 
-  /** Counts the named queues now (getQueue's `force`). */
-  async recount(names: readonly string[]): Promise<void> {
+  /** Counts the named queues now (getQueue's `force`); with `minAgeSeconds`, those counted longer ago only. */
+  async recount(names: readonly string[], minAgeSeconds: number | null = null): Promise<void> {
     await this.start();
-    await this.monitor.recount(this.gate!.connect, names);
+    await this.monitor.recount(this.gate!.connect, names, minAgeSeconds);
   }
 
   private async open(): Promise<void> {

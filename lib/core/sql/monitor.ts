@@ -17,7 +17,8 @@ const HISTOGRAM = (kind: string) => `CASE WHEN c.since IS NULL THEN NULL ELSE (
  * committed; $2 false clears the deltas, $2 null (a recount) leaves them. How the window is bounded, and what it
  * misses: docs/design.md, "Maintenance". Returns each queue's counts.
  *
- * $1 queue names text[] or null, $2 persist boolean or null, $3 monitor interval in seconds
+ * $1 queue names text[] or null, $2 persist boolean or null, $3 monitor interval in seconds, $4 (a recount) the fewest
+ * seconds since a queue was last counted for it to be counted again (null: any)
  */
 export const monitorQueues = (s: string) => `
 WITH win AS MATERIALIZED (
@@ -25,7 +26,8 @@ WITH win AS MATERIALIZED (
     CASE WHEN $2::boolean AND q.delta_on >= now() - interval '10 seconds' - greatest(interval '2 hours', $3::float8 * 2 * interval '1 second')
       THEN q.delta_on END AS since
   FROM ${s}.queues q
-  WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
+  WHERE ($1::text[] IS NULL OR q.name = ANY($1::text[]))
+    AND ($4::float8 IS NULL OR q.counted_on IS NULL OR q.counted_on <= now() - $4::float8 * interval '1 second')
 ), c AS MATERIALIZED (
   SELECT w.name, w.since, w.until, x.* FROM win w
   CROSS JOIN LATERAL (

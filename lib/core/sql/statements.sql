@@ -533,6 +533,9 @@ SELECT done.id::text, done.claim_count, done.stamp, (SELECT pg_notify($8::text, 
 UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, (SELECT pg_notify($8::text, $1) WHERE $8::text IS NOT NULL)::text AS held FROM removed
 
+-- countedSecondsAgo
+SELECT extract(epoch FROM now() - q.counted_on)::float8 AS seconds FROM "pgqueue".queues q WHERE q.name = $1
+
 -- createQueue
 WITH ins AS (
   INSERT INTO "pgqueue".queues (name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
@@ -1955,7 +1958,8 @@ WITH win AS MATERIALIZED (
     CASE WHEN $2::boolean AND q.delta_on >= now() - interval '10 seconds' - greatest(interval '2 hours', $3::float8 * 2 * interval '1 second')
       THEN q.delta_on END AS since
   FROM "pgqueue".queues q
-  WHERE $1::text[] IS NULL OR q.name = ANY($1::text[])
+  WHERE ($1::text[] IS NULL OR q.name = ANY($1::text[]))
+    AND ($4::float8 IS NULL OR q.counted_on IS NULL OR q.counted_on <= now() - $4::float8 * interval '1 second')
 ), c AS MATERIALIZED (
   SELECT w.name, w.since, w.until, x.* FROM win w
   CROSS JOIN LATERAL (

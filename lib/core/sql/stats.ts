@@ -11,6 +11,10 @@ WHERE x.queue = $1 AND ($2::timestamptz IS NULL OR x.captured_on >= $2) AND ($3:
 ORDER BY x.captured_on DESC
 LIMIT $4`;
 
+/** How many seconds ago queue $1 was last counted (null: never, or no such queue). */
+export const countedSecondsAgo = (s: string) =>
+  `SELECT extract(epoch FROM now() - q.counted_on)::float8 AS seconds FROM ${s}.queues q WHERE q.name = $1`;
+
 /**
  * Jobs failed for good per queue in the windows of the snapshots that ended in the last $1 minutes (the health
  * check's maxFailedLastMinutes). $2 queue names text[] or null (all)

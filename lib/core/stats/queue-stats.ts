@@ -10,6 +10,12 @@ import { int, noUnknownKeys, oneOf, optBool, optInt, queueName, record } from '.
 /** Most snapshots a downsampled series reads: the most recent in its window (ten days of passes a minute apart × 20). */
 export const MAX_SNAPSHOTS_READ = 200_000;
 
+/**
+ * getQueueStats' `force` counts a queue again at most this often (pg-boss's rule): a dashboard or a script that asks
+ * for forced stats in a loop gets the counts of the last minute, not a scan of the queue's jobs per call.
+ */
+export const FORCE_AT_MOST_SECONDS = 60;
+
 const KEYS = new Set(['from', 'to', 'limit', 'bucketSeconds', 'maxDataPoints', 'aggregate', 'percentiles', 'force']);
 const AGGREGATES: readonly QueueStatsAggregate[] = ['max', 'min', 'avg'];
 
@@ -148,11 +154,17 @@ export class QueueStatsReader {
     return new Map(rows.map((r) => [r.queue, r.failed]));
   }
 
-  /** The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now. */
+  /**
+   * The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now, unless the queue
+   * was counted within FORCE_AT_MOST_SECONDS (by any instance: a pass counts every queue).
+   */
   private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean): Promise<Snapshot[]> {
     const exec = await this.rt.db();
     await this.rt.router.assertExists(exec, name);
-    if (o.force) await this.rt.monitorPass(true);
+    if (o.force) {
+      const [counted] = await exec.query<{ seconds: number | null }>(this.rt.statements.countedSecondsAgo, [name]);
+      if (counted?.seconds == null || counted.seconds > FORCE_AT_MOST_SECONDS) await this.rt.monitorPass(true);
+    }
     const rows = await exec.query<SnapshotRow>(this.rt.statements.readQueueStats, [
       name,
       o.from ?? null,
@@ -162,13 +174,16 @@ export class QueueStatsReader {
     return rows.map(toSnapshot);
   }
 
-  /** The queue row's cache, counted first when `force` or when no pass has counted the queue yet. */
+  /**
+   * The queue row's cache, counted first when no pass has counted the queue yet, or with `force` when it was counted
+   * longer than FORCE_AT_MOST_SECONDS ago (by any instance: the recount's statement checks the row's counted_on).
+   */
   private async cached(name: string, o: ParsedStatsOptions): Promise<Snapshot[]> {
     const exec = await this.rt.db();
     const read = async () => (await exec.query<QueueRow>(this.rt.statements.getQueues, [[name]]))[0];
     let row = o.force ? undefined : await read();
     if (!row || row.counted_on === null) {
-      await this.rt.recount([name]);
+      await this.rt.recount([name], o.force ? FORCE_AT_MOST_SECONDS : null);
       row = await read();
     }
     if (!row) throw new QueueNotFoundError(name);
