@@ -30,6 +30,7 @@ import { traceContext } from './0013_trace_context.js';
 import { subscriptions } from './0014_subscriptions.js';
 import { fillfactor } from './0015_fillfactor.js';
 import { unworked } from './0016_unworked.js';
+import { statsPartitions } from './0017_stats_partitions.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly Migration[] = [
   subscriptions,
   fillfactor,
   unworked,
+  statsPartitions,
 ];

@@ -216,6 +216,43 @@ describe('persistQueueStats: deltas and histograms', () => {
   });
 });
 
+describe("queue_stats' day partitions", () => {
+  const partitions = async () =>
+    (
+      await f.sql<{ relname: string }>(
+        `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = '$schema.queue_stats'::regclass ORDER BY 1`,
+      )
+    ).map((r) => r.relname);
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+
+  it('are made ahead for the next days, and a day past retention goes by dropping its partition, not deleting its rows', async () => {
+    const name = await queue();
+    await stats.monitor({ force: true });
+    expect(await partitions()).toEqual(expect.arrayContaining([`queue_stats_${day(0)}`, `queue_stats_${day(1)}`, `queue_stats_${day(2)}`]));
+    // a partition ten days old, with a snapshot in it, as the passes of that day would have left
+    await f.sql(`SELECT $schema.create_stats_partition((now() AT TIME ZONE 'UTC')::date - 10)`);
+    await f.sql(`INSERT INTO $schema.queue_stats (queue, captured_on) VALUES ($1, now() - interval '10 days')`, [name]);
+    expect(
+      await f.sql(
+        `SELECT tableoid::regclass::text AS t FROM $schema.queue_stats WHERE queue = $1 AND captured_on < now() - interval '9 days'`,
+        [name],
+      ),
+    ).toEqual([{ t: `${f.schema}.queue_stats_${day(-10)}` }]);
+    await stats.monitor({ force: true });
+    expect(await partitions()).not.toContain(`queue_stats_${day(-10)}`);
+    expect(await f.sql(`SELECT 1 FROM $schema.queue_stats WHERE queue = $1 AND captured_on < now() - interval '9 days'`, [name])).toEqual(
+      [],
+    );
+    // the snapshots of now went to a day's partition (today's, or tomorrow's across midnight), none to the default
+    const homes = await f.sql<{ t: string }>(`SELECT DISTINCT tableoid::regclass::text AS t FROM $schema.queue_stats WHERE queue = $1`, [
+      name,
+    ]);
+    expect(homes.length).toBeGreaterThan(0);
+    for (const { t } of homes) expect(t).toMatch(new RegExp(`^${f.schema}\\.queue_stats_\\d{8}$`));
+  });
+});
+
 describe('the cost of a pass', () => {
   it('is never compiled by JIT, though the engine session prices a whole-table read at 10^10', async () => {
     await queue();

@@ -46,6 +46,8 @@ export interface MonitorContext {
   readonly warningQueueSize: number | null;
   /** Where a queue that reaches its warningQueueSize is reported. */
   warning(warning: QueueWarning): void;
+  /** Reports a part of the pass that failed (keeping the stats' partitions: the counts are recorded anyway). */
+  error(err: unknown, context: string): void;
 }
 
 export class QueueMonitor {
@@ -58,7 +60,26 @@ export class QueueMonitor {
   async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
     const result = await (force ? this.forcedPass(connect) : this.pass(connect, false));
     if (result.ran) this.watchSizes(result.queues);
+    if (result.ran && this.ctx.persistQueueStats) await this.keepPartitions(connect);
     return result;
+  }
+
+  /**
+   * Makes the next days' partitions of queue_stats and drops those past queueStatRetentionDays, after the pass has
+   * committed and in a transaction of its own: partition DDL locks queue_stats, so it waits at most 5 s for the lock
+   * (readers of the stats are not queued behind it for long), and a failure loses no count; the next pass tries again.
+   */
+  private async keepPartitions(connect: () => Promise<pg.PoolClient>): Promise<void> {
+    const { statements, queueStatRetentionDays } = this.ctx;
+    try {
+      await inTransaction(connect, async (client) => {
+        await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+        await client.query(statements.setDdlLockTimeout);
+        await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
+      });
+    } catch (err) {
+      this.ctx.error(err, "keeping queue_stats' day partitions (the next monitor pass tries again)");
+    }
   }
 
   /** The forced pass running, and the one queued behind it, which every caller that comes meanwhile shares. */
@@ -105,7 +126,7 @@ export class QueueMonitor {
   }
 
   private pass(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
-    const { statements, schema, intervalSeconds, persistQueueStats, queueStatRetentionDays } = this.ctx;
+    const { statements, schema, intervalSeconds, persistQueueStats } = this.ctx;
     return inTransaction(connect, async (client) => {
       // bounds the wait for the lock too
       await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
@@ -117,7 +138,6 @@ export class QueueMonitor {
         if (!due) return { ran: false, queues: [] };
       }
       const { rows } = await client.query<MonitoredRow>(statements.monitorQueues, [null, persistQueueStats, intervalSeconds, null]);
-      if (persistQueueStats) await client.query(statements.deleteOldQueueStats, [queueStatRetentionDays]);
       return {
         ran: true,
         queues: rows.map((r) => ({

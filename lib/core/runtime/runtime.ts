@@ -83,6 +83,7 @@ export class Runtime {
       warningQueueSize: config.warningQueueSize,
       queueStatRetentionDays: config.queueStatRetentionDays,
       warning: (warning) => events.warning(warning),
+      error: (err, context) => events.error(err, context),
     });
   }
 

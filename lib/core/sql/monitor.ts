@@ -90,8 +90,21 @@ SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size,
   (SELECT w.prev_queued FROM win w WHERE w.name = k.name AND w.prev_counted_on IS NOT NULL) AS prev_queued
 FROM counted k ORDER BY k.name`;
 
-/** Deletes the snapshots older than $1 days. */
-export const deleteOldQueueStats = (s: string) => `DELETE FROM ${s}.queue_stats WHERE captured_on < now() - $1::float8 * interval '1 day'`;
+/**
+ * Keeps queue_stats' day partitions (migration 17): makes those of today and the next two UTC days that do not exist,
+ * drops those that ended more than $1 days ago, and deletes the snapshots older than that from the DEFAULT partition
+ * (those kept before migration 17, and any of a day that had no partition), the only rows deleted one by one.
+ * Returns how many partitions it made and dropped, and rows it deleted. $1 queueStatRetentionDays
+ */
+export const keepStatsPartitions = (s: string) => `
+WITH gone AS (
+  DELETE FROM ${s}.queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day' RETURNING 1
+), made AS (
+  SELECT count(*) FILTER (WHERE ${s}.create_stats_partition((now() AT TIME ZONE 'UTC')::date + d))::int AS n
+  FROM generate_series(0, 2) d
+)
+SELECT (SELECT n FROM made) AS made, ${s}.drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped,
+  (SELECT count(*) FROM gone)::int AS deleted`;
 
 /** Takes the monitor's cluster-wide lock for this transaction, if it is free. $1 schema name */
 export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824376, hashtext($1)) AS locked`;

@@ -777,9 +777,6 @@ SELECT count(*)::int AS deleted FROM gone
 -- deleteJobs (per queue)
 DELETE FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j USING (SELECT $1::text AS queue, a.* FROM unnest($2::bigint[]) AS a(id) OFFSET 0) u WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text
 
--- deleteOldQueueStats
-DELETE FROM "pgqueue".queue_stats WHERE captured_on < now() - $1::float8 * interval '1 day'
-
 -- deleteQueue
 DELETE FROM "pgqueue".queues WHERE name = $1 RETURNING name
 
@@ -1906,6 +1903,16 @@ FROM (
 ORDER BY x.ord
 
 RETURNING id::text
+
+-- keepStatsPartitions
+WITH gone AS (
+  DELETE FROM "pgqueue".queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day' RETURNING 1
+), made AS (
+  SELECT count(*) FILTER (WHERE "pgqueue".create_stats_partition((now() AT TIME ZONE 'UTC')::date + d))::int AS n
+  FROM generate_series(0, 2) d
+)
+SELECT (SELECT n FROM made) AS made, "pgqueue".drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped,
+  (SELECT count(*) FROM gone)::int AS deleted
 
 -- listDeadLettered (per queue)
 SELECT d.id::text FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 d
