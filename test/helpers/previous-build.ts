@@ -49,17 +49,14 @@ export function buildAt(commit: string): { dist: string; cleanup(): void } {
   if (JSON.stringify(then.dependencies) !== JSON.stringify(now.dependencies))
     throw new Error(`${commit.slice(0, 7)} has other runtime dependencies than this checkout: it cannot be built with its node_modules`);
   const dir = mkdtempSync(join(tmpdir(), 'pgqueue-previous-'));
-  const archive = execFileSync('git', [
-    '-C',
-    repoRoot,
-    'archive',
-    commit,
-    'lib',
-    'schema',
-    'tsconfig.json',
-    'tsconfig.build.json',
-    'package.json',
-  ]);
+  // the tar of lib/ and schema/ passed 1 MB, execFileSync's default buffer, at 5043ebd (ENOBUFS)
+  const archive = execFileSync(
+    'git',
+    ['-C', repoRoot, 'archive', commit, 'lib', 'schema', 'tsconfig.json', 'tsconfig.build.json', 'package.json'],
+    {
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   execFileSync('tar', ['x', '-C', dir], { input: archive });
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
