@@ -82,7 +82,12 @@ const cases: Case[] = [
     field: 'options.orderByCreatedOn',
     says: ['priority: false'],
   },
-  { what: 'fetch() with a db that is no client', call: () => q.fetch(Q, { db: {} } as never), field: 'options.db', says: ['a Drizzle database or transaction, or a pg Client'] },
+  {
+    what: 'fetch() with a db that is no client',
+    call: () => q.fetch(Q, { db: {} }),
+    field: 'options.db',
+    says: ['a Drizzle database or transaction, or a pg Client'],
+  },
   // the payload is an argument of every send
   {
     what: 'send() with options.data',
