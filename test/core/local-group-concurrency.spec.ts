@@ -110,6 +110,36 @@ describe('localGroupConcurrency', () => {
     expect(mostAtOnce(intervals, 'f')).toBe(1);
   });
 
+  it("a group at its default tier's limit still runs its jobs of a tier with a higher one (pg-boss's rule)", async () => {
+    let releaseDefault!: () => void;
+    const defaultHeld = new Promise<void>((r) => (releaseDefault = r));
+    const { running, handler } = recorder((job) => (job.data.g === 'default' ? defaultHeld : new Promise((r) => setTimeout(r, 300))));
+    const id = await q.work(
+      name,
+      { concurrency: 3, localGroupConcurrency: { default: 1, enterprise: 3 }, pollingIntervalSeconds: 0.1 },
+      handler,
+    );
+    await q.send(name, { g: 'default' }, { group: { id: 'acme' } });
+    await until(() => running.get('default') === 1, 'the default-tier job running');
+    await q.insert(
+      name,
+      [0, 1].map(() => ({ data: { g: 'enterprise' }, group: { id: 'acme', tier: 'enterprise' } })),
+    );
+    // both run beside the default-tier job: the group runs 1, under the enterprise tier's 3
+    await until(() => running.get('enterprise') === 2, 'both enterprise jobs running beside it');
+    // a second default-tier job of the group waits: the group already runs more than the default tier's 1
+    await q.send(name, { g: 'default' }, { group: { id: 'acme' } });
+    await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === 2, 'the enterprise jobs done');
+    expect(running.get('default')).toBe(1);
+    // nor do the group's waiting jobs of that tier fill the claim's window: another group's job behind many of them runs
+    await q.insert(name, Array.from({ length: 30 }, () => ({ data: { g: 'default' }, group: { id: 'acme' } })));
+    await q.send(name, { g: 'beta' }, { group: { id: 'beta' } });
+    await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === 3, "the other group's job done");
+    releaseDefault();
+    await allCompletedOnce(35);
+    await q.offWork(id);
+  });
+
   it('with groupConcurrency as well, both limits apply (the lower one here: the local one)', async () => {
     const { intervals, handler } = recorder(() => new Promise((r) => setTimeout(r, 100)));
     await q.insert(

@@ -220,6 +220,11 @@ function parseGroupConcurrency(field: string, value: unknown, max = 100_000): Pa
   let fallback: number | null = null;
   for (const [tier, limit] of Object.entries(o)) {
     if (tier === 'default') fallback = int(`${field}.default`, limit, 1, max);
+    // pg-boss's shape, { default, tiers: { pro: 5 } }, beside this one's, { default, pro: 5 }
+    else if (tier === 'tiers' && typeof limit === 'object' && limit !== null) {
+      for (const [t, n] of Object.entries(record(`${field}.tiers`, limit)))
+        put(tiers, optKey(`${field}.tiers tier name`, t, 255)!, int(`${field}.tiers.${t}`, n, 1, max));
+    }
     // defined, not assigned: a tier may be named `__proto__`
     else put(tiers, optKey(`${field} tier name`, tier, 255)!, int(`${field}.${tier}`, limit, 1, max));
   }

@@ -223,19 +223,21 @@ export const claimJobsGrouped = (s: string, t = `${s}.jobs`) => GROUPED(s, t, fa
  * the loop's own, passed in: the statement counts nothing more than claimJobsGrouped does.
  *
  * $1-$9 as claimJobsGrouped, then the local limits: $10 saturated group ids text[], $11 busy group ids text[],
- * $12 their rooms int[], $13 default limit (null: none), $14 tiers text[], $15 tier limits int[]
+ * $12 the jobs of each the loop runs int[], $13 default limit (null: none), $14 tiers text[], $15 tier limits int[]
  */
 export const claimJobsGroupedLocal = (s: string, t = `${s}.jobs`) => GROUPED(s, t, true);
 
 /**
- * A group's room under a worker's localGroupConcurrency, for a candidate row `r` (group_id, group_tier): its
- * room beside the jobs this loop runs of it (the busy groups' arrays), else its tier's limit, else the default,
- * else no limit. `$n` is the first of the six local arguments (saturated, busy, rooms, default, tiers, limits).
+ * A group's room under a worker's localGroupConcurrency, for a candidate row `r` (group_id, group_tier): the limit
+ * of the row's own tier (else the default, else none) less the jobs of its group this loop runs, whatever their
+ * tiers (the busy groups' arrays). A group running a job of a tier with a low limit so still has room for its jobs
+ * of a tier with a higher one (pg-boss's rule). `$n` is the first of the six local arguments (saturated, busy,
+ * counts, default, tiers, limits).
  */
 const LOCAL_ROOM = (r: string, n: number) => `coalesce(
-      (SELECT b.room FROM unnest($${n + 1}::text[], $${n + 2}::int[]) AS b(id, room) WHERE b.id = ${r}.group_id),
       (SELECT l.lim FROM unnest($${n + 4}::text[], $${n + 5}::int[]) AS l(tier, lim) WHERE l.tier = ${r}.group_tier),
-      $${n + 3}::int, 2147483647)`;
+      $${n + 3}::int, 2147483647)
+    - coalesce((SELECT b.n FROM unnest($${n + 1}::text[], $${n + 2}::int[]) AS b(id, n) WHERE b.id = ${r}.group_id), 0)`;
 
 /** The group columns a local-group claim returns: the loop counts its running jobs per group by them. */
 const GROUP_COLUMNS = `,
@@ -253,7 +255,7 @@ WITH candidates AS MATERIALIZED (
         < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))${
           local
             ? `
-    AND (j.group_id IS NULL OR j.group_id <> ALL ($10::text[]))`
+    AND (j.group_id IS NULL OR (j.group_id <> ALL ($10::text[]) AND ${LOCAL_ROOM('j', 10)} > 0))`
             : ''
         }
   ORDER BY j.priority DESC, j.start_after, j.id
@@ -286,15 +288,16 @@ WITH candidates AS MATERIALIZED (
  * no count of active jobs is read, so it costs what the plain claim does but for the window and the ranking.
  * A group whose backlog fills the window gets its room this claim and is passed over by the next one's pick.
  *
- * $1-$6 as claimJobs, then $7 saturated group ids text[], $8 busy group ids text[], $9 their rooms int[],
- * $10 default limit (null: none), $11 tiers text[], $12 tier limits int[]
+ * $1-$6 as claimJobs, then $7 saturated group ids text[], $8 busy group ids text[], $9 the jobs of each the loop runs
+ * int[], $10 default limit (null: none), $11 tiers text[], $12 tier limits int[]
  */
 export const claimJobsLocalGroups = (s: string, t = `${s}.jobs`) => `
 WITH candidates AS MATERIALIZED (
   SELECT j.queue, j.id, j.ctid AS tid, j.tableoid AS rel, j.group_id, j.group_tier, j.priority, j.start_after
   FROM ${t} j
   WHERE ${READY(s)}
-    AND (j.group_id IS NULL OR j.group_id <> ALL ($7::text[]))
+    -- a group with no room for the job's tier is passed over here, so its backlog of that tier never fills the window
+    AND (j.group_id IS NULL OR (j.group_id <> ALL ($7::text[]) AND ${LOCAL_ROOM('j', 7)} > 0))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 4
   FOR UPDATE SKIP LOCKED
@@ -333,11 +336,11 @@ export function fetchArgs(r: ClaimRequest, ignoreStartAfter: boolean): unknown[]
 
 /** A loop's local group limits as a claim takes them (see LocalGroups.claimArgs). */
 export interface LocalGroupArgs {
-  /** Groups this loop runs to their limit: none of their jobs is claimed. */
+  /** Groups this loop runs to the highest limit any tier has: none of their jobs is claimed. */
   saturated: string[];
-  /** Groups this loop runs below their limit, and the room each has left. */
+  /** The other groups this loop runs jobs of, and how many of each. */
   busy: string[];
-  rooms: number[];
+  counts: number[];
   /** The limit of a group of no listed tier (null: none), and the tiers' limits. */
   default: number | null;
   tiers: string[];
@@ -346,7 +349,7 @@ export interface LocalGroupArgs {
 
 /** The six local arguments of claimJobsLocalGroups ($7-$12) and claimJobsGroupedLocal ($10-$15). */
 export function localGroupArgs(g: LocalGroupArgs): unknown[] {
-  return [g.saturated, g.busy, g.rooms, g.default, g.tiers, g.limits];
+  return [g.saturated, g.busy, g.counts, g.default, g.tiers, g.limits];
 }
 
 /** The arguments of claimJobsGrouped ($1-$9): a worker's group limits between the priorities and the commit. */

@@ -171,7 +171,10 @@ WITH candidates AS MATERIALIZED (
     AND (j.group_id IS NULL OR coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int) IS NULL
       OR (SELECT count(*) FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 a WHERE a.queue = j.queue AND a.group_id = j.group_id AND a.state = 'active')
         < coalesce((SELECT t.lim FROM unnest($7::text[], $8::int[]) AS t(tier, lim) WHERE t.tier = j.group_tier), $6::int))
-    AND (j.group_id IS NULL OR j.group_id <> ALL ($10::text[]))
+    AND (j.group_id IS NULL OR (j.group_id <> ALL ($10::text[]) AND coalesce(
+      (SELECT l.lim FROM unnest($14::text[], $15::int[]) AS l(tier, lim) WHERE l.tier = j.group_tier),
+      $13::int, 2147483647)
+    - coalesce((SELECT b.n FROM unnest($11::text[], $12::int[]) AS b(id, n) WHERE b.id = j.group_id), 0) > 0))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 16
 ), ranked AS (
@@ -186,9 +189,9 @@ WITH candidates AS MATERIALIZED (
   JOIN "pgqueue".jobs_q_af67ca2fe7ffcec8 j ON j.queue = r.queue AND j.id = r.id
   WHERE j.state < 'active' AND (r.group_id IS NULL OR r.lim IS NULL OR r.active + r.rank <= r.lim)
     AND (r.group_id IS NULL OR r.rank <= coalesce(
-      (SELECT b.room FROM unnest($11::text[], $12::int[]) AS b(id, room) WHERE b.id = r.group_id),
       (SELECT l.lim FROM unnest($14::text[], $15::int[]) AS l(tier, lim) WHERE l.tier = r.group_tier),
-      $13::int, 2147483647))
+      $13::int, 2147483647)
+    - coalesce((SELECT b.n FROM unnest($11::text[], $12::int[]) AS b(id, n) WHERE b.id = r.group_id), 0))
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
   FOR UPDATE OF j SKIP LOCKED
@@ -264,7 +267,11 @@ WITH candidates AS MATERIALIZED (
   WHERE j.queue = $1 AND j.state < 'active' AND j.start_after <= statement_timestamp()
     AND j.priority >= coalesce($4::int, -2147483648) AND j.priority <= coalesce($5::int, 2147483647)
     AND NOT EXISTS (SELECT 1 FROM "pgqueue".queues pq WHERE pq.name = $1 AND pq.paused)
-    AND (j.group_id IS NULL OR j.group_id <> ALL ($7::text[]))
+    -- a group with no room for the job's tier is passed over here, so its backlog of that tier never fills the window
+    AND (j.group_id IS NULL OR (j.group_id <> ALL ($7::text[]) AND coalesce(
+      (SELECT l.lim FROM unnest($11::text[], $12::int[]) AS l(tier, lim) WHERE l.tier = j.group_tier),
+      $10::int, 2147483647)
+    - coalesce((SELECT b.n FROM unnest($8::text[], $9::int[]) AS b(id, n) WHERE b.id = j.group_id), 0) > 0))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2 * 4
   FOR UPDATE SKIP LOCKED
@@ -274,9 +281,9 @@ WITH candidates AS MATERIALIZED (
     FROM candidates c
   ) r
   WHERE r.group_id IS NULL OR r.rank <= coalesce(
-      (SELECT b.room FROM unnest($8::text[], $9::int[]) AS b(id, room) WHERE b.id = r.group_id),
       (SELECT l.lim FROM unnest($11::text[], $12::int[]) AS l(tier, lim) WHERE l.tier = r.group_tier),
       $10::int, 2147483647)
+    - coalesce((SELECT b.n FROM unnest($8::text[], $9::int[]) AS b(id, n) WHERE b.id = r.group_id), 0)
   ORDER BY r.priority DESC, r.start_after, r.id
   LIMIT $2
 )

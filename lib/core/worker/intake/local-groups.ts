@@ -10,25 +10,30 @@ export interface LocalGroupLimits {
   tiers: Record<string, number>;
 }
 
-/** A group this loop runs jobs of: how many, and the tier its limit is read from (its latest job's). */
-interface Running {
-  count: number;
-  limit: number;
-}
-
 /** The running jobs of a loop per group, against their local limits. */
 export class LocalGroups {
-  private readonly running = new Map<string, Running>();
+  /** Jobs of each group this loop runs now, whatever their tiers. */
+  private readonly running = new Map<string, number>();
   private readonly tierNames: string[];
   private readonly tierLimits: number[];
+  /**
+   * A group running this many jobs has room for no job of any tier (the highest limit; Infinity when a tier or the
+   * groups of no listed tier have none): the claim passes over it altogether.
+   */
+  private readonly highest: number;
+  /** A group running this many jobs has had jobs of some tier passed over (the lowest limit). */
+  private readonly lowest: number;
 
-  /** `freed`: a group at its limit has room again (the loop claims again: its jobs were passed over). */
+  /** `freed`: a group at some tier's limit has room again (the loop claims again: its jobs were passed over). */
   constructor(
     private readonly limits: LocalGroupLimits,
     private readonly freed: () => void,
   ) {
     this.tierNames = Object.keys(limits.tiers);
     this.tierLimits = this.tierNames.map((t) => limits.tiers[t]!);
+    const all = [...this.tierLimits, limits.default ?? Infinity];
+    this.highest = Math.max(...all);
+    this.lowest = Math.min(...all);
   }
 
   /** The limit of a job of tier `tier` (null: the tier has none). */
@@ -41,42 +46,40 @@ export class LocalGroups {
   start(row: ClaimedRow): void {
     const id = row.group_id;
     if (id == null) return;
-    const limit = this.limitOf(row.group_tier) ?? Infinity;
-    const r = this.running.get(id);
-    if (r) {
-      r.count++;
-      r.limit = limit;
-    } else this.running.set(id, { count: 1, limit });
+    this.running.set(id, (this.running.get(id) ?? 0) + 1);
   }
 
   /** A job's handler returned, or its attempt was cut off or handed back: its slot is free. */
   end(row: ClaimedRow): void {
     const id = row.group_id;
     if (id == null) return;
-    const r = this.running.get(id);
-    if (!r) return;
-    const wasFull = r.count >= r.limit;
-    if (--r.count <= 0) this.running.delete(id);
-    if (wasFull) this.freed();
+    const count = this.running.get(id);
+    if (count === undefined) return;
+    if (count <= 1) this.running.delete(id);
+    else this.running.set(id, count - 1);
+    if (count >= this.lowest) this.freed();
   }
 
   /** Jobs of group `id` running now. */
   count(id: string): number {
-    return this.running.get(id)?.count ?? 0;
+    return this.running.get(id) ?? 0;
   }
 
-  /** What the next claim leaves out: the groups at their limit, and the room of the others that run. */
+  /**
+   * What the next claim leaves out: the groups with room for no tier, and the counts of the others that run (the
+   * claim gives each candidate its own tier's limit less its group's count: LOCAL_ROOM in sql/claim.ts).
+   */
   claimArgs(): LocalGroupArgs {
     const saturated: string[] = [];
     const busy: string[] = [];
-    const rooms: number[] = [];
-    for (const [id, r] of this.running) {
-      if (r.count >= r.limit) saturated.push(id);
-      else if (r.limit !== Infinity) {
+    const counts: number[] = [];
+    for (const [id, count] of this.running) {
+      if (count >= this.highest) saturated.push(id);
+      else if (count >= 1) {
         busy.push(id);
-        rooms.push(r.limit - r.count);
+        counts.push(count);
       }
     }
-    return { saturated, busy, rooms, default: this.limits.default, tiers: this.tierNames, limits: this.tierLimits };
+    return { saturated, busy, counts, default: this.limits.default, tiers: this.tierNames, limits: this.tierLimits };
   }
 }
