@@ -132,7 +132,10 @@ describe('localGroupConcurrency', () => {
     await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === 2, 'the enterprise jobs done');
     expect(running.get('default')).toBe(1);
     // nor do the group's waiting jobs of that tier fill the claim's window: another group's job behind many of them runs
-    await q.insert(name, Array.from({ length: 30 }, () => ({ data: { g: 'default' }, group: { id: 'acme' } })));
+    await q.insert(
+      name,
+      Array.from({ length: 30 }, () => ({ data: { g: 'default' }, group: { id: 'acme' } })),
+    );
     await q.send(name, { g: 'beta' }, { group: { id: 'beta' } });
     await until(async () => (await stateCounts(f.pool, f.schema, name)).completed === 3, "the other group's job done");
     releaseDefault();
