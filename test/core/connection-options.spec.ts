@@ -154,9 +154,74 @@ describe('fetch and settle in the caller’s transaction', () => {
     const q = f.create();
     await q.createQueue('c.beat', { heartbeatSeconds: 30 });
     const id = (await q.send('c.beat', {}))!;
-    const [job] = await inTx(true, (client) => q.fetch('c.beat', { db: client }));
+    // the caller's connection closes with its transaction: a heartbeat through it would fail
+    const client = await f.pool.connect();
+    await client.query('BEGIN');
+    const [job] = await q.fetch('c.beat', { db: client });
+    await client.query('COMMIT');
+    client.release(true);
+    const before = (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t;
     await expect(job!.heartbeat()).resolves.toBeUndefined();
+    const after = (await f.sql<{ t: Date }>('SELECT heartbeat_until AS t FROM $schema.jobs WHERE id = $1', [id]))[0]!.t;
+    expect(after.getTime()).toBeGreaterThan(before.getTime());
     expect((await q.getJobById('c.beat', id))!.state).toBe('active');
+  });
+
+  it('a fetch whose queue was made again elsewhere recovers inside the transaction, and leaves no savepoint open', async () => {
+    const q = f.create();
+    const other = f.create();
+    await q.createQueue('c.moved', { partition: true });
+    expect(await q.fetch('c.moved')).toEqual([]);
+    // made again without a partition of its own: q's statements still name the dropped partition
+    await other.deleteQueue('c.moved');
+    await other.createQueue('c.moved');
+    const id = (await other.send('c.moved', {}))!;
+    await inTx(false, async (client) => {
+      expect((await q.fetch('c.moved', { db: client })).map((j) => j.id)).toEqual([id]);
+      // the caller's transaction goes on, and the claim's savepoint is closed
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await expect(client.query('RELEASE SAVEPOINT pgqueue_claim')).rejects.toMatchObject({ code: '3B001' });
+    });
+    expect((await q.getJobById('c.moved', id))!.state).toBe('created');
+  });
+
+  it('touch in a transaction that began a while ago extends the heartbeat from the statement, not from its start', async () => {
+    const q = f.create();
+    await q.createQueue('c.late', { heartbeatSeconds: 2 });
+    const id = (await q.send('c.late', {}))!;
+    await q.fetch('c.late');
+    await inTx(true, async (client) => {
+      await client.query(`SELECT pg_sleep(1.2)`);
+      await q.touch('c.late', id, { db: client });
+      const [row] = (
+        await client.query<{ ahead: number }>(
+          `SELECT extract(epoch FROM heartbeat_until - clock_timestamp())::float8 AS ahead FROM "${f.schema}".jobs WHERE id = $1`,
+          [id],
+        )
+      ).rows;
+      expect(row!.ahead).toBeGreaterThan(1.5);
+    });
+  });
+
+  it('refuses a REPEATABLE READ transaction on a limited queue, naming options.db, and leaves its transaction usable', async () => {
+    const q = f.create();
+    await q.createQueue('c.rr', { concurrencyLimit: 2 });
+    await q.send('c.rr', {});
+    const client = await f.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      const err = await q.fetch('c.rr', { db: client }).catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidOptionError);
+      expect(err.message).toContain('options.db');
+      expect(err.message).toContain('READ COMMITTED');
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      await client.query('ROLLBACK');
+      await client.query('BEGIN');
+      expect(await q.fetch('c.rr', { db: client })).toHaveLength(1);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
   });
 
   it('refuses a db that is no client or database, and unknown options beside it, naming the field', async () => {
@@ -167,6 +232,7 @@ describe('fetch and settle in the caller’s transaction', () => {
       () => q.cancel('c.bad', id, { db: 42 as never }),
       () => q.fail('c.bad', id, undefined, { db: {} }),
       () => q.complete('c.bad', id, null, { db: 'pool' as never }),
+      () => q.complete('c.bad', id, { db: {} }),
     ]) {
       const err = await call().catch((e) => e);
       expect(err).toBeInstanceOf(InvalidOptionError);

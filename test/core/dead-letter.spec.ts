@@ -43,6 +43,11 @@ describe('dead letters', () => {
     });
     expect(copy.sourceCreatedOn!.getTime()).toBe(source.createdOn.getTime());
     expect((copy.sourceOutput as { error: { message: string } }).error.message).toBe('card declined');
+    // the failure is in the copy's output too, where pg-boss puts it; the copy's own failures start a history of their own
+    expect(copy.output).toEqual(source.output);
+    await q.fail('orders.dlq', copy.id, new Error('still declined'));
+    const failedCopy = (await q.getJobById('orders.dlq', copy.id))!;
+    expect((failedCopy.output as { errors: { message: string }[] }).errors.map((e) => e.message)).toEqual(['still declined']);
   });
 
   it('a job whose lease ran out with no retries left is dead-lettered too', async () => {

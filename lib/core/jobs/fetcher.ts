@@ -1,10 +1,10 @@
 // Working by hand: fetch() claims jobs for a caller that runs them itself and settles them with complete() or
 // fail() (jobs/control.ts). The claim is the workers' claim, under a holder id of this engine's own.
-import { QueueNotFoundError } from '../errors.js';
+import { InvalidOptionError, QueueNotFoundError } from '../errors.js';
 import { FETCH_OPTIONS } from '../config/option-keys.js';
 import { callerExecutor, type Executor } from '../runtime/db.js';
 import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
-import { claimSavepoint, releaseClaimSavepoint } from '../sql/transaction.js';
+import { claimSavepoint, releaseClaimSavepoint, transactionIsolation } from '../sql/transaction.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { heartbeatArgs } from '../sql/index.js';
 import type { Job, TransactionLike } from '../types.js';
@@ -60,6 +60,17 @@ export class Fetcher {
     const callerTransaction = o.db !== undefined && (await inTransactionBlock(exec));
     const { router, connect, config } = this.rt;
     let profile = await router.profile(exec, name);
+    if (callerTransaction && profile.limited) {
+      // the limit's count of active jobs is read in the caller's snapshot: under REPEATABLE READ or SERIALIZABLE that
+      // snapshot predates the queue's lock, and misses what other claimers committed since
+      const [row] = await exec.query<{ isolation: string }>(transactionIsolation);
+      if (row?.isolation !== 'read committed')
+        throw new InvalidOptionError(
+          'options.db',
+          'a READ COMMITTED transaction on a queue with a concurrency or rate limit (its count would miss claims committed after your snapshot)',
+          row?.isolation,
+        );
+    }
     let statements = router.statementsForProfile(profile);
     const claim = () =>
       claimJobs({ exec, statements, connect, schema: config.schema, callerTransaction }, name, profile, batchSize, this.holderId, {

@@ -76,14 +76,14 @@ export const findJobsByDataIndexed = (s: string, t = `${s}.jobs`) =>
 
 /**
  * Whether table `t` has a GIN index on the whole payload (`USING gin (data)` or `(data jsonb_path_ops)`, made by the
- * user, docs/guide.md), for findJobs to choose findJobsByDataIndexed. A partial index is left out: its predicate may
- * not hold for what is asked.
+ * user, docs/guide.md), for findJobs to choose findJobsByDataIndexed. A partial index is left out (its predicate may
+ * not hold for what is asked), and so is one not valid or not ready (a CREATE INDEX CONCURRENTLY that failed or runs).
  */
 export const payloadIndexed = (s: string, t = `${s}.jobs`) => `
 SELECT EXISTS (
   SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
-  WHERE i.indrelid = '${t}'::regclass AND am.amname = 'gin' AND i.indpred IS NULL
-    AND pg_get_indexdef(i.indexrelid) ~ 'USING gin \\(data( jsonb_path_ops| jsonb_ops)?\\)$'
+  WHERE i.indrelid = '${t}'::regclass AND am.amname = 'gin' AND i.indpred IS NULL AND i.indisvalid AND i.indisready
+    AND pg_get_indexdef(i.indexrelid) ~ 'USING gin \\(data( jsonb_path_ops| jsonb_ops)?\\)( WITH \\(.*\\))?$'
 ) AS indexed`;
 
 /** findJobs for failed jobs ($2 is '{failed}'): jobs_failed_find_idx, which holds only those. */

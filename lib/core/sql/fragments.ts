@@ -58,6 +58,12 @@ export const LAST_ERROR = (e: string) => `jsonb_build_object('error', ${e}, 'on'
 export const MAX_KEPT_ERRORS = 20;
 
 /**
+ * Row `j`'s output as its own attempts wrote it: a dead-letter copy starts with its source's failure as its output
+ * (DEAD_LETTER, where pg-boss puts it), which is not a history of the copy's own errors.
+ */
+const OWN_OUTPUT = `CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END`;
+
+/**
  * Appends one attempt's error (`e`) to a job's output: output.error is the latest, output.errors the MAX_KEPT_ERRORS
  * most recent. The history is cut in the statement that appends, so a job's output stays bounded however often it
  * fails (a job written before the cut existed loses its oldest errors at its next failure). jsonpath's `last - n`
@@ -65,7 +71,7 @@ export const MAX_KEPT_ERRORS = 20;
  */
 export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'error', ${e},
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - ${MAX_KEPT_ERRORS - 2} to last]')
+    'errors', jsonb_path_query_array(coalesce(${OWN_OUTPUT} -> 'errors', '[]'::jsonb), '$[last - ${MAX_KEPT_ERRORS - 2} to last]')
       || jsonb_build_array(${e}))`;
 
 /**
@@ -75,9 +81,10 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
  */
 export const RETRY_OR_FAIL = (s: string, r: string) => `state = CASE WHEN ${r}.retrying THEN 'retry' ELSE 'failed' END::${s}.job_state,
   retry_count = j.retry_count + ${r}.retrying::int,
-  start_after = CASE WHEN ${r}.retrying THEN now() + ${r}.delay * interval '1 second' ELSE j.start_after END,
+  -- the delay from the statement, not from the start of its transaction (a caller's fail() with db may run late in one)
+  start_after = CASE WHEN ${r}.retrying THEN statement_timestamp() + ${r}.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN ${r}.retrying THEN NULL ELSE now() END,
-  keep_until = CASE WHEN ${r}.retrying THEN ${RETRY_KEEP(`now() + ${r}.delay * interval '1 second'`)} ELSE ${KEEP_FAILED(s)} END,
+  keep_until = CASE WHEN ${r}.retrying THEN ${RETRY_KEEP(`statement_timestamp() + ${r}.delay * interval '1 second'`)} ELSE ${KEEP_FAILED(s)} END,
   lease_until = NULL,
   heartbeat_until = NULL,
   output = ${APPEND_ERROR(`${r}.error`)},

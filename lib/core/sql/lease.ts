@@ -23,11 +23,12 @@ RETURNING j.id::text, j.claim_count, ${STAMP('j')}::text AS stamp`;
  * touch() by hand: extends the heartbeat of active jobs named by id, as heartbeatJobs does for a worker, fenced as
  * complete() by hand is (on retry_count when the caller gave one; any holder). The lease is left alone: it bounds
  * the attempt (expireInSeconds). A job without heartbeatSeconds keeps a null heartbeat and is returned as still
- * active, so the caller learns which jobs it still holds either way.
+ * active, so the caller learns which jobs it still holds either way. From statement_timestamp(), not now(): in a
+ * caller's transaction (`db`) now() is when it began, and a heartbeat from then may be over before it commits.
  * $1 queue, $2 ids bigint[], $3 retry counts int[] (null entry: any)
  */
 export const touchJobs = (s: string, t = `${s}.jobs`) => `
-UPDATE ${t} j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+UPDATE ${t} j SET heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 FROM ${NAMED('id, retry_count', '$2::bigint[], $3::int[]')}
 WHERE j.queue = u.queue AND j.id = u.id AND ${ACTIVE} AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
 RETURNING j.id::text`;

@@ -50,7 +50,7 @@ RETURNING ${FAILED_RETURNING}
   FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
 )
 SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - now())))::int END AS retry_in,
+  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
   CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
 FROM reaped r`;
 

@@ -194,7 +194,7 @@ RETURNING ${FAILED_RETURNING}
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   -- for the worker's log: when a retry runs (seconds from now, on the database's clock), where a failure went
-  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - now())))::int END AS retry_in,
+  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - statement_timestamp())))::int END AS retry_in,
   failed.dead_letter,
   ${WAKE_HOLDING('$11')}
 FROM failed`;

@@ -885,7 +885,7 @@ WITH RECURSIVE walked AS MATERIALIZED (
     ELSE now() + j.delete_after_seconds * interval '1 second' END),
     output = jsonb_build_object(
     'error', e.error,
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+    'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
     last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
   FROM expired e
@@ -967,10 +967,11 @@ WITH RECURSIVE f AS (
 UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
   state = CASE WHEN f.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
   retry_count = j.retry_count + f.retrying::int,
-  start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
+  -- the delay from the statement, not from the start of its transaction (a caller's fail() with db may run late in one)
+  start_after = CASE WHEN f.retrying THEN statement_timestamp() + f.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN f.retrying THEN NULL ELSE now() END,
   keep_until = CASE WHEN f.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
-      ELSE greatest(j.keep_until, now() + f.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE greatest(j.keep_until, statement_timestamp() + f.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
       ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
     FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
@@ -978,7 +979,7 @@ UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
   heartbeat_until = NULL,
   output = jsonb_build_object(
     'error', f.error,
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+    'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(f.error)),
   last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1)
 FROM f
@@ -1040,7 +1041,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   -- for the worker's log: when a retry runs (seconds from now, on the database's clock), where a failure went
-  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - now())))::int END AS retry_in,
+  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - statement_timestamp())))::int END AS retry_in,
   failed.dead_letter,
   (SELECT pg_notify($11::text, $1) WHERE $11::text IS NOT NULL)::text AS held
 FROM failed
@@ -1070,10 +1071,11 @@ WITH f AS (
 UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
   state = CASE WHEN f.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
   retry_count = j.retry_count + f.retrying::int,
-  start_after = CASE WHEN f.retrying THEN now() + f.delay * interval '1 second' ELSE j.start_after END,
+  -- the delay from the statement, not from the start of its transaction (a caller's fail() with db may run late in one)
+  start_after = CASE WHEN f.retrying THEN statement_timestamp() + f.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN f.retrying THEN NULL ELSE now() END,
   keep_until = CASE WHEN f.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
-      ELSE greatest(j.keep_until, now() + f.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE greatest(j.keep_until, statement_timestamp() + f.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
       ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
     FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
@@ -1081,7 +1083,7 @@ UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
   heartbeat_until = NULL,
   output = jsonb_build_object(
     'error', f.error,
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+    'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(f.error)),
   last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1)
 FROM f
@@ -1112,7 +1114,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   -- for the worker's log: when a retry runs (seconds from now, on the database's clock), where a failure went
-  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - now())))::int END AS retry_in,
+  CASE WHEN failed.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM failed.start_after - statement_timestamp())))::int END AS retry_in,
   failed.dead_letter,
   (SELECT pg_notify($11::text, $1) WHERE $11::text IS NOT NULL)::text AS held
 FROM failed
@@ -1141,10 +1143,11 @@ WITH RECURSIVE picked AS MATERIALIZED (
 UPDATE "pgqueue".jobs j SET
   state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
   retry_count = j.retry_count + e.retrying::int,
-  start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
+  -- the delay from the statement, not from the start of its transaction (a caller's fail() with db may run late in one)
+  start_after = CASE WHEN e.retrying THEN statement_timestamp() + e.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
   keep_until = CASE WHEN e.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
-      ELSE greatest(j.keep_until, now() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE greatest(j.keep_until, statement_timestamp() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
       ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
     FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
@@ -1152,7 +1155,7 @@ UPDATE "pgqueue".jobs j SET
   heartbeat_until = NULL,
   output = jsonb_build_object(
     'error', e.error,
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+    'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
   last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
 FROM picked e
@@ -1210,7 +1213,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
   FROM failed f WHERE f.state = 'retry' GROUP BY f.queue
 )
 SELECT f.id::text, f.queue, f.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - now())))::int END AS retry_in,
+  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - statement_timestamp())))::int END AS retry_in,
   CASE WHEN f.state = 'failed' THEN f.dead_letter END AS dead_letter
 FROM failed f
 
@@ -2115,8 +2118,8 @@ SELECT count(*)::int AS orphaned FROM orphaned
 -- payloadIndexed (per queue)
 SELECT EXISTS (
   SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am am ON am.oid = ic.relam
-  WHERE i.indrelid = '"pgqueue".jobs_q_af67ca2fe7ffcec8'::regclass AND am.amname = 'gin' AND i.indpred IS NULL
-    AND pg_get_indexdef(i.indexrelid) ~ 'USING gin \(data( jsonb_path_ops| jsonb_ops)?\)$'
+  WHERE i.indrelid = '"pgqueue".jobs_q_af67ca2fe7ffcec8'::regclass AND am.amname = 'gin' AND i.indpred IS NULL AND i.indisvalid AND i.indisready
+    AND pg_get_indexdef(i.indexrelid) ~ 'USING gin \(data( jsonb_path_ops| jsonb_ops)?\)( WITH \(.*\))?$'
 ) AS indexed
 
 -- publishJobs
@@ -2216,10 +2219,11 @@ WITH RECURSIVE expired AS MATERIALIZED (
 UPDATE "pgqueue".jobs j SET
   state = CASE WHEN e.retrying THEN 'retry' ELSE 'failed' END::"pgqueue".job_state,
   retry_count = j.retry_count + e.retrying::int,
-  start_after = CASE WHEN e.retrying THEN now() + e.delay * interval '1 second' ELSE j.start_after END,
+  -- the delay from the statement, not from the start of its transaction (a caller's fail() with db may run late in one)
+  start_after = CASE WHEN e.retrying THEN statement_timestamp() + e.delay * interval '1 second' ELSE j.start_after END,
   completed_on = CASE WHEN e.retrying THEN NULL ELSE now() END,
   keep_until = CASE WHEN e.retrying THEN CASE WHEN j.keep_until = 'infinity' OR j.start_after = 'infinity' THEN j.keep_until
-      ELSE greatest(j.keep_until, now() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
+      ELSE greatest(j.keep_until, statement_timestamp() + e.delay * interval '1 second' + (j.keep_until - j.start_after)) END ELSE coalesce((SELECT CASE WHEN q.failed_delete_after_seconds = 0 THEN 'infinity'::timestamptz
       ELSE now() + q.failed_delete_after_seconds * interval '1 second' END
     FROM "pgqueue".queues q WHERE q.name = j.queue), CASE WHEN j.delete_after_seconds = 0 THEN 'infinity'::timestamptz
     ELSE now() + j.delete_after_seconds * interval '1 second' END) END,
@@ -2227,7 +2231,7 @@ UPDATE "pgqueue".jobs j SET
   heartbeat_until = NULL,
   output = jsonb_build_object(
     'error', e.error,
-    'errors', jsonb_path_query_array(coalesce(j.output -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
+    'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
   last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
 FROM expired e
@@ -2287,7 +2291,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
   FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
 )
 SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - now())))::int END AS retry_in,
+  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
   CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
 FROM reaped r
 
@@ -2481,7 +2485,7 @@ ON CONFLICT (task) DO UPDATE SET last_run_on = now()
 RETURNING m.task
 
 -- touchJobs (per queue)
-UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET heartbeat_until = now() + j.heartbeat_seconds * interval '1 second'
+UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET heartbeat_until = statement_timestamp() + j.heartbeat_seconds * interval '1 second'
 FROM (SELECT $1::text AS queue, a.* FROM unnest($2::bigint[], $3::int[]) AS a(id, retry_count) OFFSET 0) u
 WHERE j.queue = u.queue AND j.id = u.id AND j.state::text = 'active' AND (u.retry_count IS NULL OR j.retry_count = u.retry_count)
 RETURNING j.id::text
@@ -2906,3 +2910,6 @@ ROLLBACK
 
 -- transaction.ts: savepoint
 SAVEPOINT pgqueue_step
+
+-- transaction.ts: transactionIsolation
+SELECT current_setting('transaction_isolation') AS isolation

@@ -60,5 +60,8 @@ export const releaseSavepoint = 'RELEASE SAVEPOINT pgqueue_step';
  * is told apart (its claim then commits at once, as without `db`).
  */
 export const claimSavepoint = 'SAVEPOINT pgqueue_claim';
+
+/** The isolation of the caller's transaction (fetch() with `db` on a limited queue needs READ COMMITTED). */
+export const transactionIsolation = `SELECT current_setting('transaction_isolation') AS isolation`;
 export const rollbackClaimSavepoint = 'ROLLBACK TO SAVEPOINT pgqueue_claim';
 export const releaseClaimSavepoint = 'RELEASE SAVEPOINT pgqueue_claim';

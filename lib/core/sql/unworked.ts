@@ -67,6 +67,6 @@ RETURNING ${FAILED_RETURNING}
   FROM failed f WHERE f.state = 'retry' GROUP BY f.queue
 )
 SELECT f.id::text, f.queue, f.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - now())))::int END AS retry_in,
+  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - statement_timestamp())))::int END AS retry_in,
   CASE WHEN f.state = 'failed' THEN f.dead_letter END AS dead_letter
 FROM failed f`;

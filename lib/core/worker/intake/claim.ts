@@ -182,8 +182,13 @@ async function claimWith(
         if (savepoints) await exec.query(releaseClaimSavepoint);
         return rows;
       } catch (err) {
+        // in a caller's transaction the try is undone alone, and its savepoint closed (ROLLBACK TO keeps it open), so
+        // that the caller's transaction goes on: a lost race for a key is tried again, anything else thrown as it was
+        if (savepoints) {
+          await exec.query(rollbackClaimSavepoint);
+          await exec.query(releaseClaimSavepoint);
+        }
         if (sqlState(err) !== SQLSTATE.uniqueViolation) throw err;
-        if (savepoints) await exec.query(rollbackClaimSavepoint);
       }
     }
     return [];
