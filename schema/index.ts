@@ -81,9 +81,13 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
     countedOn: timestamp('counted_on', { withTimezone: true }),
     // pauseQueue / resumeQueue (migration 9)
     paused: boolean('paused').notNull().default(false),
+    // failUnworkedAfterSeconds, and when the maintenance pass first found the queue with no live worker (migration 16)
+    failUnworkedAfterSeconds: integer('fail_unworked_after_seconds'),
+    unworkedSince: timestamp('unworked_since', { withTimezone: true }),
   });
 
-  // one snapshot per queue and monitor pass, with persistQueueStats (migration 6)
+  // one snapshot per queue and monitor pass, with persistQueueStats (migration 6); partitioned by UTC day (migration
+  // 17: Drizzle declares the partitioned table, whose day partitions the monitor pass makes and drops)
   const queueStats = schema.table(
     'queue_stats',
     {

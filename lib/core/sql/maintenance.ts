@@ -47,7 +47,7 @@ RETURNING ${FAILED_RETURNING}
 -- of the earliest retry that waits
 , woke AS (
   SELECT pg_notify($2, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
-  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
+  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > statement_timestamp()
 )
 SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,

@@ -189,7 +189,7 @@ RETURNING ${FAILED_RETURNING}
 -- that waits (a NOTIFY for both would hide the second's time)
 , woke AS (
   SELECT pg_notify($9, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
-  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
+  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > statement_timestamp()
 )
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,

@@ -1036,7 +1036,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 , woke AS (
   SELECT pg_notify($9, CASE WHEN min(r.start_after) <= clock_timestamp() THEN r.queue
     ELSE r.queue || ' ' || ceil(extract(epoch FROM min(r.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
-  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
+  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > statement_timestamp()
 )
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
@@ -1109,7 +1109,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 , woke AS (
   SELECT pg_notify($9, CASE WHEN min(r.start_after) <= clock_timestamp() THEN r.queue
     ELSE r.queue || ' ' || ceil(extract(epoch FROM min(r.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
-  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > now()
+  FROM failed r WHERE r.state = 'retry' GROUP BY r.queue, r.start_after > statement_timestamp()
 )
 -- a CTE that only reads runs only when it is read: woke is read here, so its NOTIFYs go out
 SELECT failed.id::text, failed.claim_count, failed.stamp, failed.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
@@ -1924,6 +1924,9 @@ WITH gone AS (
 SELECT (SELECT n FROM made) AS made, "pgqueue".drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped,
   (SELECT count(*) FROM gone)::int AS deleted
 
+-- lastJobId
+SELECT last_value::text AS last FROM "pgqueue".jobs_id_seq
+
 -- listDeadLettered (per queue)
 SELECT d.id::text FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 d
 JOIN "pgqueue".queues back ON back.name = coalesce($4::text, d.source_name)
@@ -2288,7 +2291,7 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
 , woke AS (
   SELECT pg_notify($2, CASE WHEN min(r.start_after) <= clock_timestamp() THEN r.queue
     ELSE r.queue || ' ' || ceil(extract(epoch FROM min(r.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
-  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > now()
+  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > statement_timestamp()
 )
 SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
   CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
@@ -2338,6 +2341,9 @@ WITH gone AS (
 INSERT INTO "pgqueue".workers AS w (id, host, pid, version, loops, stopped) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
 ON CONFLICT (id) DO UPDATE SET loops = excluded.loops, stopped = excluded.stopped, heartbeat_on = now()
 RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_ms
+
+-- rekeyJob (per queue)
+UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET id = $3::bigint WHERE j.queue = $1 AND j.id = $2::bigint RETURNING j.id::text
 
 -- releaseJobs (per queue)
 WITH released AS (
