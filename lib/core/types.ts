@@ -377,4 +377,5 @@ export type {
   JobResultStatus,
   PerJobBatchHandler,
   HandlerFor,
+  GroupLimitsOption,
 } from './work-types.js';

@@ -28,6 +28,9 @@ export interface Job<T = unknown> {
 /** A pg client inside an open transaction. */
 export type TransactionClient = import('pg').PoolClient;
 
+/** A group limit: one number for every group, or per tier, flat (`{ default: 2, pro: 5 }`) or as pg-boss writes it. */
+export type GroupLimitsOption = number | Record<string, number> | { default?: number; tiers: Record<string, number> };
+
 /** Options of a worker loop (`work` and `@QueueHandler`). */
 export interface WorkOptions {
   /**
@@ -55,16 +58,17 @@ export interface WorkOptions {
    * At most this many active jobs of one group (the job's `group.id`) across all workers: one number for
    * every group, or limits per tier (`{ free: 1, pro: 5, default: 2 }`). Standard queues only.
    */
-  groupConcurrency?: number | Record<string, number>;
+  groupConcurrency?: GroupLimitsOption;
   /**
    * At most this many jobs of one group (the job's `group.id`) run at once in this loop, counted in the process:
-   * one number for every group, or limits per tier (`{ free: 1, pro: 3, default: 2 }`; a group of a tier not
-   * listed, with no `default`, has no limit). Each an integer from 1 to `concurrency`. The loop's claim passes over
-   * the groups it runs to their limit and takes no more of a group than its room, so a claimed job never waits for
-   * its group. Jobs without a group are not limited. With `groupConcurrency` both limits apply. Standard queues
-   * only; not with `batch`.
+   * one number for every group, or limits per tier (`{ free: 1, pro: 3, default: 2 }`, or pg-boss's
+   * `{ default: 2, tiers: { free: 1, pro: 3 } }`; a group of a tier not listed, with no `default`, has no limit). A job
+   * of a tier starts while its group runs fewer jobs (of any tier) than that tier's limit. Each an integer from 1 to
+   * `concurrency` (with `batch`, to `concurrency × batchSize`: jobs, not calls). The loop's claim passes over the
+   * groups it runs to their limit and takes no more of a group than its room, so a claimed job never waits for its
+   * group. Jobs without a group are not limited. With `groupConcurrency` both limits apply. Standard queues only.
    */
-  localGroupConcurrency?: number | Record<string, number>;
+  localGroupConcurrency?: GroupLimitsOption;
   /**
    * The handler receives the jobs of a claim together, up to `batchSize` of them (`Job[]`, each a `BatchJob`).
    * What it returns completes them all with that output, and a throw fails them all; a `Map` from job id to

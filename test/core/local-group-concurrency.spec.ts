@@ -155,6 +155,27 @@ describe('localGroupConcurrency', () => {
     expect(mostAtOnce(intervals, 'a')).toBe(1);
   });
 
+  it('with batch: a call gets no more jobs of a group than its room, and each job is claimed once', async () => {
+    const calls: string[][] = [];
+    await q.insert(
+      name,
+      [0, 1, 2, 3].map((i) => ({ data: { g: i < 3 ? 'a' : 'b', i }, group: { id: i < 3 ? 'a' : 'b' } })),
+    );
+    const id = await q.work(
+      name,
+      { batch: true, concurrency: 1, batchSize: 4, localGroupConcurrency: 1, pollingIntervalSeconds: 0.1 },
+      async (jobs: Job<{ g: string }>[]) => {
+        calls.push(jobs.map((j) => j.data.g).sort());
+        await new Promise((r) => setTimeout(r, 50));
+      },
+    );
+    await allCompletedOnce(4);
+    await q.offWork(id);
+    // group a's three jobs went one a call; b's rode along with the first
+    for (const call of calls) expect(call.filter((g) => g === 'a').length).toBeLessThanOrEqual(1);
+    expect(calls.flat().sort()).toEqual(['a', 'a', 'a', 'b']);
+  });
+
   it('is refused with a typed error naming the field, the range and the value', async () => {
     const refused = async (options: object, field: string, says: string) => {
       const err = await q.work(name, options, () => 1).catch((e: unknown) => e);
@@ -168,7 +189,8 @@ describe('localGroupConcurrency', () => {
     await refused({ concurrency: 4, localGroupConcurrency: 1.5 }, 'options.localGroupConcurrency', 'got 1.5');
     await refused({ concurrency: 4, localGroupConcurrency: { pro: 9 } }, 'options.localGroupConcurrency.pro', 'from 1 to 4, got 9');
     await refused({ concurrency: 4, localGroupConcurrency: { default: 0 } }, 'options.localGroupConcurrency.default', 'got 0');
-    await refused({ batch: true, localGroupConcurrency: 1 }, 'options.localGroupConcurrency', 'unset with batch: true');
+    // with batch, jobs at once: concurrency calls of batchSize jobs each
+    await refused({ batch: true, batchSize: 2, localGroupConcurrency: 3 }, 'options.localGroupConcurrency', 'from 1 to 2, got 3');
     await q.createQueue(`${name}s`, { policy: 'singleton' });
     const err = await q.work(`${name}s`, { localGroupConcurrency: 1 }, () => 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidOptionError);

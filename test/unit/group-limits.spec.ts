@@ -19,3 +19,16 @@ describe('group limits in work options', () => {
     );
   });
 });
+
+describe('localGroupConcurrency with batch', () => {
+  it('counts jobs, up to concurrency × batchSize', () => {
+    expect(parseWorkOptions({ batch: true, concurrency: 2, batchSize: 5, localGroupConcurrency: 10 }).localGroupConcurrency).toEqual({
+      default: 10,
+      tiers: {},
+    });
+    expect(() => parseWorkOptions({ batch: true, concurrency: 2, batchSize: 5, localGroupConcurrency: 11 })).toThrow(
+      'from 1 to 10, got 11',
+    );
+    expect(() => parseWorkOptions({ concurrency: 2, batchSize: 5, localGroupConcurrency: 3 })).toThrow('from 1 to 2, got 3');
+  });
+});

@@ -188,19 +188,21 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
   const transactional = optBool(`${field}.transactional`, o.transactional) ?? false;
   // one transaction per batch would make every job's result wait for the others' and fall with any of them
   if (batch && transactional) throw new InvalidOptionError(`${field}.transactional`, 'false or unset with batch: true', true);
-  // a batch handler call holds jobs of any groups together: a per-group count of running jobs has no meaning there
-  if (batch && o.localGroupConcurrency !== undefined && o.localGroupConcurrency !== null) {
-    throw new InvalidOptionError(`${field}.localGroupConcurrency`, 'unset with batch: true', o.localGroupConcurrency);
-  }
   const perJobResults = optBool(`${field}.perJobResults`, o.perJobResults) ?? false;
   // pg-boss's every handler gets an array of jobs; here a handler gets one job unless it asks for batches
   if (perJobResults && !batch) throw new InvalidOptionError(`${field}.perJobResults`, 'false or unset without batch: true', true);
+  const batchSize = optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? (batch ? DEFAULT_BATCH_SIZE : concurrency);
   return {
     transactional,
     groupConcurrency: parseGroupConcurrency(`${field}.groupConcurrency`, o.groupConcurrency),
-    localGroupConcurrency: parseGroupConcurrency(`${field}.localGroupConcurrency`, o.localGroupConcurrency, concurrency),
+    // jobs of a group at once: a batch loop runs up to concurrency calls of batchSize jobs each, each job counted
+    localGroupConcurrency: parseGroupConcurrency(
+      `${field}.localGroupConcurrency`,
+      o.localGroupConcurrency,
+      batch ? concurrency * batchSize : concurrency,
+    ),
     concurrency,
-    batchSize: optInt(`${field}.batchSize`, o.batchSize, 1, 10_000) ?? (batch ? DEFAULT_BATCH_SIZE : concurrency),
+    batchSize,
     pollingIntervalSeconds: pollInterval(`${field}.pollingIntervalSeconds`, o.pollingIntervalSeconds),
     batch,
     perJobResults,
