@@ -244,8 +244,8 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   }
 
   /**
-   * update() by `options.singletonKey`; when no job of the key waits, sends the job as send() would. Upserts of one
-   * key run one after the other. Returns the ids changed or inserted.
+   * update() by `options.singletonKey` or `options.id`; when no such job waits, sends the job as send() would (by id,
+   * with that id). Upserts of one key or id run one after the other. Returns the ids changed or inserted.
    */
   upsert<T = unknown>(spec: UpdateSpec<T, UpsertOptions>): Promise<UpsertResult>;
   upsert<T = unknown>(name: JobName<T>, data: NoInfer<T> | undefined, options: UpsertOptions): Promise<UpsertResult>;

@@ -408,9 +408,10 @@ describe('update: bad input is refused with a typed error naming the field, the 
     await expect(q.upsert('no-such-queue', {}, { singletonKey: 'k' })).rejects.toBeInstanceOf(QueueNotFoundError);
   });
 
-  it('upsert refuses an id, and needs a singletonKey', async () => {
-    await expect(q.upsert(name, {}, { id: '1', singletonKey: 'k' } as never)).rejects.toThrow(/^options\.id must be left out: upsert/);
-    await expect(q.upsert(name, {}, {} as never)).rejects.toThrow(/^options\.singletonKey must be given/);
+  it('upsert takes an id or a singletonKey, not both, not neither', async () => {
+    await expect(q.upsert(name, {}, { id: '1', singletonKey: 'k' })).rejects.toThrow(/^options must be given either id or singletonKey/);
+    await expect(q.upsert(name, {}, {})).rejects.toThrow(/^options\.id must be given, or options\.singletonKey/);
+    await expect(q.upsert(name, {}, { id: 'a1b2' })).rejects.toThrow(/^options\.id must be a job id/);
   });
 
   it('the object form with more arguments', async () => {
@@ -506,6 +507,49 @@ describe('upsert', () => {
       tx.release();
       await pool.end();
     }
+  });
+
+  it('by id: updates the job while it waits, leaves it once started, and inserts a job of that id when the queue has none', async () => {
+    const id = (await q.send(name, { v: 1 }))!;
+    expect(await q.upsert(name, { v: 2 }, { id, priority: 5 })).toEqual({ jobs: [id], updated: 1, inserted: 0 });
+    expect(await q.getJobById(name, id)).toMatchObject({ data: { v: 2 }, priority: 5, state: 'created' });
+    // started: left alone, and nothing is inserted in its place (its id is taken)
+    await q.fetch(name);
+    expect(await q.upsert(name, { v: 3 }, { id })).toEqual({ jobs: [], updated: 0, inserted: 0 });
+    expect((await q.getJobById(name, id))!.data).toEqual({ v: 2 });
+    // gone (deleted): a job of that id is inserted, under the options given
+    await q.deleteJob(name, id);
+    expect(await q.upsert(name, { v: 4 }, { id, retryLimit: 7 })).toEqual({ jobs: [id], updated: 0, inserted: 1 });
+    expect(await q.getJobById(name, id)).toMatchObject({ id, data: { v: 4 }, retryLimit: 7, state: 'created' });
+    // and it is that job the next upsert by id updates, and a worker completes
+    expect(await q.upsert(name, { v: 5 }, { id })).toEqual({ jobs: [id], updated: 1, inserted: 0 });
+    const [fetched] = await q.fetch(name);
+    expect(fetched).toMatchObject({ id, data: { v: 5 } });
+    await q.complete(name, id);
+    expect((await q.getJobById(name, id))!.state).toBe('completed');
+  });
+
+  it('by id: refuses an id the sequence has not handed out, and a key_strict_fifo queue, naming options.id; nothing is written', async () => {
+    const [last] = await f.sql<{ last: string }>('SELECT last_value::text AS last FROM $schema.jobs_id_seq');
+    const ahead = String(BigInt(last!.last) + 1000n);
+    const err = await q.upsert(name, { v: 1 }, { id: ahead }).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidOptionError);
+    expect(err.message).toContain('options.id must be an id up to');
+    expect(await q.getJobById(name, ahead)).toBeNull();
+    const fifo = `${name}.fifo`;
+    await q.createQueue(fifo, { policy: 'key_strict_fifo' });
+    const refused = await q.upsert(fifo, { v: 1 }, { id: '1' }).catch((e) => e);
+    expect(refused).toBeInstanceOf(InvalidOptionError);
+    expect(refused.message).toContain('key_strict_fifo');
+  });
+
+  it('by id: concurrent upserts of one id make one job', async () => {
+    const id = (await q.send(name, {}))!;
+    await q.deleteJob(name, id);
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => q.upsert(name, { i }, { id })));
+    expect(results.filter((r) => r.inserted === 1)).toHaveLength(1);
+    expect(results.filter((r) => r.updated === 1)).toHaveLength(5);
+    expect((await q.findJobs(name)).jobs.filter((j) => j.id === id)).toHaveLength(1);
   });
 
   it('the object form', async () => {

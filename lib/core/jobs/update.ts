@@ -29,12 +29,18 @@ export interface UpdateOptions extends Omit<SendOptions, 'singletonKey' | 'dedup
 }
 
 /**
- * The options of upsert(): the jobs of `singletonKey` to update, else the options the new job is sent with.
- * `dedupeKey` applies to the job an upsert inserts; a job it updates keeps its own. With `db`, a READ COMMITTED
- * transaction (the key's lock lasts until it ends).
+ * The options of upsert(): the jobs of `singletonKey`, or the job `id`, to update, else the options the new job is
+ * sent with. `dedupeKey` applies to the job an upsert inserts; a job it updates keeps its own. With `db`, a READ
+ * COMMITTED transaction (the key's lock lasts until it ends).
  */
 export interface UpsertOptions extends SendOptions {
-  singletonKey: string;
+  /** The waiting jobs of this key. Give this or `id`. */
+  singletonKey?: string;
+  /**
+   * The job of this id, updated while it waits; when the queue has no job of this id, the job upsert inserts gets it
+   * (an id the jobs' sequence has handed out already: ids are not chosen here otherwise). Not on key_strict_fifo queues.
+   */
+  id?: string;
   /** Which waiting jobs of the key change (default 'newest'). */
   match?: UpdateMatch;
 }
@@ -108,7 +114,8 @@ export class JobUpdate {
     const values = this.withData(call.name, call.data, p);
     const st = this.rt.statements;
     const run = async (exec: Executor, db: TransactionLike): Promise<UpsertResult> => {
-      const [lock] = await exec.query<{ isolation: string }>(st.lockUpsertKey, [name, p.key]);
+      // by id, the lock is the id's (written so that no singleton key of the queue shares it but by chance of its hash)
+      const [lock] = await exec.query<{ isolation: string }>(st.lockUpsertKey, [name, p.key ?? `\u0001id:${p.id}`]);
       if (lock?.isolation !== 'read committed') {
         throw new InvalidOptionError(
           'options.db',
@@ -116,11 +123,19 @@ export class JobUpdate {
           lock?.isolation,
         );
       }
+      if (p.id !== undefined && (await this.rt.router.profile(exec, name)).policy === 'key_strict_fifo')
+        throw new InvalidOptionError('options.id', 'left out on a key_strict_fifo queue: upsert goes by options.singletonKey there', p.id);
       const changed = await this.change(exec, name, p, values);
       if (changed.updated > 0) return { ...changed, inserted: 0 };
+      const none = { jobs: [], updated: 0, inserted: 0 };
+      if (p.id !== undefined && !(await this.insertableId(exec, name, p.id))) return none;
       // enqueue, not send: a dedupeKey held by another job answers the holder's id, which this call did not insert
       const sent = await this.sender.enqueue(call.name, call.data, { ...p.sendOptions, db });
-      return sent.id === null || sent.deduped ? { jobs: [], updated: 0, inserted: 0 } : { jobs: [sent.id], updated: 0, inserted: 1 };
+      if (sent.id === null || sent.deduped) return none;
+      if (p.id === undefined) return { jobs: [sent.id], updated: 0, inserted: 1 };
+      const st2 = await this.rt.router.statementsForQueue(exec, name);
+      await exec.query(st2.rekeyJob, [name, sent.id, p.id]);
+      return { jobs: [p.id], updated: 0, inserted: 1 };
     };
     if (p.db) {
       await this.rt.start();
@@ -133,6 +148,24 @@ export class JobUpdate {
       await client.query(st.upsertIsolation);
       return run(pgExecutor(client), client);
     });
+  }
+
+  /**
+   * Whether upsert() by id may insert a job of `id` into queue `name`, none of whose jobs was updated: not when the
+   * queue holds a job of that id (started or finished: the update leaves it, as update() does), and refused for an id
+   * the jobs' sequence has not handed out yet (it would hand it to another job later).
+   */
+  private async insertableId(exec: Executor, name: string, id: string): Promise<boolean> {
+    const st = await this.rt.router.statementsForQueue(exec, name);
+    if ((await exec.query(st.getJobStates, [name, [id]])).length > 0) return false;
+    const [seq] = await exec.query<{ last: string }>(st.lastJobId);
+    if (BigInt(id) > BigInt(seq!.last))
+      throw new InvalidOptionError(
+        'options.id',
+        `an id up to ${seq!.last}, the last the jobs' sequence handed out, or a job's of this queue (ids are not chosen here: a later one would be handed to another job)`,
+        id,
+      );
+    return true;
   }
 
   /** The values with the payload when one is given (through the job's schema, as send() takes it). */
@@ -198,18 +231,11 @@ export function parseUpdateOptions(options: unknown, upsert: boolean): ParsedUpd
   const o = record('options', options);
   const key = optKey('options.singletonKey', o.singletonKey);
   const id = o.id === undefined ? undefined : jobId(o.id);
-  if (upsert && id !== undefined) {
-    throw new InvalidOptionError('options.id', 'left out: upsert finds its jobs by options.singletonKey (an insert has no id yet)', o.id);
-  }
   if (id !== undefined && key !== undefined) {
     throw new InvalidOptionError('options', 'given either id or singletonKey, not both', { id, singletonKey: key });
   }
   if (id === undefined && key === undefined) {
-    throw new InvalidOptionError(
-      upsert ? 'options.singletonKey' : 'options.id',
-      `given${upsert ? '' : ', or options.singletonKey'} (it names the jobs to change)`,
-      undefined,
-    );
+    throw new InvalidOptionError('options.id', 'given, or options.singletonKey (it names the jobs to change)', undefined);
   }
   if (id !== undefined && o.match !== undefined) {
     throw new InvalidOptionError('options.match', 'left out with options.id (one job)', o.match);

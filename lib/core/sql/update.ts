@@ -95,6 +95,17 @@ SELECT current_setting('transaction_isolation') AS isolation,
 export const upsertSavepoint = (_s: string) => `SAVEPOINT pgqueue_upsert`;
 export const releaseUpsertSavepoint = (_s: string) => `RELEASE SAVEPOINT pgqueue_upsert`;
 
+/**
+ * upsert() by id, when no job of the queue has the id: the last id the jobs' sequence handed out. An id up to it may
+ * be given to the job upsert inserts (its job is gone, or never committed); one above it would be handed to another
+ * job later.
+ */
+export const lastJobId = (s: string) => `SELECT last_value::text AS last FROM ${s}.jobs_id_seq`;
+
+/** upsert() by id: gives the job it just inserted (in its transaction, named by nothing else yet) the id asked. $1 queue, $2 id, $3 new id */
+export const rekeyJob = (s: string, t = `${s}.jobs`) =>
+  `UPDATE ${t} j SET id = $3::bigint WHERE j.queue = $1 AND j.id = $2::bigint RETURNING j.id::text`;
+
 /** upsert()'s own transaction: READ COMMITTED whatever the server's default (lockUpsertKey needs it). */
 export const upsertIsolation = (_s: string) => `SET TRANSACTION ISOLATION LEVEL READ COMMITTED`;
 
