@@ -37,8 +37,10 @@ describe('update options', () => {
     [{ id: '01' }, false, 'options.id'],
     [{ id: '1', match: 'newest' }, false, 'options.match'],
     [{ id: '1', dedupeKey: 'd' }, false, 'options.dedupeKey'],
-    [{ id: '1', singletonKey: 'k' }, true, 'options.id'],
-    [{}, true, 'options.singletonKey'],
+    [{ id: '1', singletonKey: 'k' }, true, 'options'],
+    [{}, true, 'options.id'],
+    [{ id: 'x1' }, true, 'options.id'],
+    [{ id: '1', match: 'all' }, true, 'options.match'],
     [{ singletonKey: 'k', retentionSeconds: 0 }, true, 'options.retentionSeconds'],
     [[], false, 'options'],
   ])('%j (upsert %s) is refused naming %s', (options, upsert, field) => {
