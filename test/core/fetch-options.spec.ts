@@ -203,3 +203,41 @@ describe('fetch with priority: false, racing', () => {
     expect(ids(await q.fetch(name, { priority: false }))).toEqual([first]);
   });
 });
+
+describe('fetch with group limits', () => {
+  it('groupConcurrency counts the active jobs of each group; ignoreGroups leaves groups out; both as pg-boss takes them', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('fg');
+    const [a1, a2, b1, c1] = await q.insert('fg', [
+      { data: 'a1', group: { id: 'a' } },
+      { data: 'a2', group: { id: 'a' } },
+      { data: 'b1', group: { id: 'b', tier: 'pro' } },
+      { data: 'c1' },
+    ]);
+    // at most one active job of a group: a1 and b1 (and c1, of no group), never a2 beside a1
+    const first = await q.fetch('fg', { batchSize: 4, groupConcurrency: 1 });
+    expect(first.map((j) => j.id).sort()).toEqual([a1, b1, c1].sort());
+    expect(await q.fetch('fg', { groupConcurrency: { default: 1, tiers: { pro: 2 } } })).toEqual([]);
+    await q.complete('fg', a1!);
+    // a's limit has room again; but a caller that leaves a out gets nothing
+    expect(await q.fetch('fg', { ignoreGroups: ['a'] })).toEqual([]);
+    expect((await q.fetch('fg', { groupConcurrency: 1, ignoreGroups: ['b'] })).map((j) => j.id)).toEqual([a2]);
+  });
+
+  it('refuses them with ignoreStartAfter or priority: false, on other policies, and bad values, naming the field', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('fg.bad');
+    await q.createQueue('fg.single', { policy: 'singleton' });
+    const refused = async (call: Promise<unknown>, field: string) => {
+      const err = (await call.catch((e: unknown) => e)) as InvalidOptionError;
+      expect(err).toBeInstanceOf(InvalidOptionError);
+      expect(err.field).toBe(field);
+    };
+    await refused(q.fetch('fg.bad', { groupConcurrency: 1, ignoreStartAfter: true }), 'options.groupConcurrency');
+    await refused(q.fetch('fg.bad', { ignoreGroups: ['a'], priority: false }), 'options.ignoreGroups');
+    await refused(q.fetch('fg.single', { groupConcurrency: 1 }), 'options.groupConcurrency');
+    await refused(q.fetch('fg.bad', { ignoreGroups: 'a' as never }), 'options.ignoreGroups');
+    await refused(q.fetch('fg.bad', { ignoreGroups: [''] }), 'options.ignoreGroups[0]');
+    await refused(q.fetch('fg.bad', { groupConcurrency: 0 }), 'options.groupConcurrency');
+  });
+});

@@ -141,12 +141,13 @@ export const DECLARED_SCHEDULE_OPTIONS = keySet([...SCHEDULE_OPTIONS.keys, 'cron
 });
 
 /** fetch(name, options). */
-export const FETCH_OPTIONS = keySet(['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority', 'db'], {
-  includeMetadata: 'no counterpart: getJobById(name, id) reads every stored field',
-  orderByCreatedOn: 'no counterpart: priority: false claims in due-time order, whatever the priority',
-  groupConcurrency: 'a worker loop option here (work(name, { groupConcurrency })): fetch() claims whatever the group',
-  ignoreGroups: 'no counterpart: fetch() claims whatever the group',
-});
+export const FETCH_OPTIONS = keySet(
+  ['batchSize', 'minPriority', 'maxPriority', 'ignoreStartAfter', 'priority', 'db', 'groupConcurrency', 'ignoreGroups'],
+  {
+    includeMetadata: 'no counterpart: getJobById(name, id) reads every stored field',
+    orderByCreatedOn: 'no counterpart: priority: false claims in due-time order, whatever the priority',
+  },
+);
 
 /** @OnQueueEvent(event, options). */
 export const QUEUE_EVENT_OPTIONS = keySet(['queue']);

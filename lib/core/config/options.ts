@@ -214,7 +214,7 @@ export function parseWorkOptions(value: unknown, field = 'options'): ParsedWorkO
  * `groupConcurrency` and `localGroupConcurrency`: one limit for every group, or limits per tier (`default` for groups
  * of other tiers), each at most `max` (a local limit: the loop's concurrency, above which it would mean nothing).
  */
-function parseGroupConcurrency(field: string, value: unknown, max = 100_000): ParsedWorkOptions['groupConcurrency'] {
+export function parseGroupConcurrency(field: string, value: unknown, max = 100_000): ParsedWorkOptions['groupConcurrency'] {
   if (value === undefined || value === null) return null;
   if (typeof value === 'number') return { default: int(field, value, 1, max), tiers: {} };
   const o = record(field, value);

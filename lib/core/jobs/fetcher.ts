@@ -7,8 +7,9 @@ import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
 import { claimSavepoint, releaseClaimSavepoint, transactionIsolation } from '../sql/transaction.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { heartbeatArgs } from '../sql/index.js';
-import type { Job, TransactionLike } from '../types.js';
-import { int, noUnknownKeys, optBool, queueName, record } from '../config/validate.js';
+import type { GroupLimitsOption, Job, TransactionLike } from '../types.js';
+import { parseGroupConcurrency } from '../config/options.js';
+import { int, noUnknownKeys, optBool, optKey, queueName, record } from '../config/validate.js';
 import { claimJobs, LazyAbort, newHolderId, PROFILE_RECHECK_MS, toJob } from '../worker/index.js';
 
 /** Options of `fetch`. */
@@ -23,6 +24,13 @@ export interface FetchOptions {
   ignoreStartAfter?: boolean;
   /** false: claim in due-time then id order, whatever the priority (default true: highest priority first). */
   priority?: boolean;
+  /**
+   * At most this many active jobs of one group across all workers and fetches (a job's `group.id`): one number, or
+   * per tier as work()'s `groupConcurrency`. Standard queues only; not with `ignoreStartAfter` or `priority: false`.
+   */
+  groupConcurrency?: GroupLimitsOption;
+  /** Claim no job of these groups (pg-boss's option: a caller's own count of the groups it runs at their limit). */
+  ignoreGroups?: string[] | null;
   /**
    * Claim inside the caller's transaction (a Drizzle transaction, or a pg client inside BEGIN): the jobs are active
    * for others once it commits, and back in the queue if it rolls back, so fetch, work and complete({ db }) can be
@@ -55,19 +63,33 @@ export class Fetcher {
     const byPriority = optBool('options.priority', o.priority) ?? true;
     // Without either option, the workers' own claim.
     const fetchOrder = ignoreStartAfter || !byPriority ? { ignoreStartAfter, byPriority } : null;
+    const groups = parseGroupConcurrency('options.groupConcurrency', o.groupConcurrency);
+    const ignoreGroups = ignoredGroups(o.ignoreGroups);
+    if ((groups || ignoreGroups) && fetchOrder)
+      throw new InvalidOptionError(
+        groups ? 'options.groupConcurrency' : 'options.ignoreGroups',
+        'left out with ignoreStartAfter or priority: false (a claim by group takes jobs due now, by priority)',
+        groups ? o.groupConcurrency : o.ignoreGroups,
+      );
     const own = await this.rt.db();
     const exec = o.db === undefined ? own : callerExecutor(o.db);
     const callerTransaction = o.db !== undefined && (await inTransactionBlock(exec));
     const { router, connect, config } = this.rt;
     let profile = await router.profile(exec, name);
-    if (callerTransaction && profile.limited) {
+    if ((groups || ignoreGroups) && profile.policy !== 'standard')
+      throw new InvalidOptionError(
+        groups ? 'options.groupConcurrency' : 'options.ignoreGroups',
+        `left out on a ${profile.policy} queue (group limits apply to standard queues)`,
+        groups ? o.groupConcurrency : o.ignoreGroups,
+      );
+    if (callerTransaction && (profile.limited || groups)) {
       // the limit's count of active jobs is read in the caller's snapshot: under REPEATABLE READ or SERIALIZABLE that
       // snapshot predates the queue's lock, and misses what other claimers committed since
       const [row] = await exec.query<{ isolation: string }>(transactionIsolation);
       if (row?.isolation !== 'read committed')
         throw new InvalidOptionError(
           'options.db',
-          'a READ COMMITTED transaction on a queue with a concurrency or rate limit (its count would miss claims committed after your snapshot)',
+          'a READ COMMITTED transaction on a queue with a concurrency or rate limit, or with groupConcurrency (its count would miss claims committed after your snapshot)',
           row?.isolation,
         );
     }
@@ -77,6 +99,9 @@ export class Fetcher {
         minPriority,
         maxPriority,
         fetchOrder,
+        groups,
+        // the groups to leave out, as a loop's localGroupConcurrency leaves out those it runs to their limit
+        localGroups: ignoreGroups ? { saturated: ignoreGroups, busy: [], counts: [], default: null, tiers: [], limits: [] } : null,
       });
     let rows: Awaited<ReturnType<typeof claim>> = [];
     let failure: Error | null = null;
@@ -107,6 +132,16 @@ export class Fetcher {
       }),
     );
   }
+}
+
+/** fetch()'s `ignoreGroups`: group ids (null, or none: no group left out). */
+function ignoredGroups(value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || value.length > 10_000)
+    throw new InvalidOptionError('options.ignoreGroups', 'an array of at most 10000 group ids', value);
+  const ids = value.map((v, i) => optKey(`options.ignoreGroups[${i}]`, v, 255)!);
+  if (ids.some((id) => id === undefined)) throw new InvalidOptionError('options.ignoreGroups', 'group ids (strings)', value);
+  return ids.length > 0 ? ids : null;
 }
 
 /** Whether a caller's `db` is inside a transaction block: SAVEPOINT is refused outside one (sql/transaction.ts). */
