@@ -10,8 +10,11 @@ import type { Migration } from './index.js';
  * The release before keeps working: it inserts into, reads and deletes from `queue_stats` by name, which routes to
  * the partitions.
  * - create_stats_partition(day): the day's partition, unless it exists; none while the default partition holds rows
- *   of that day (PostgreSQL refuses the partition then), which stay there.
+ *   of that day (PostgreSQL would refuse the partition), which stay there.
  * - drop_stats_partitions(before): drops the day partitions that end before `before`; returns how many.
+ * Both are SECURITY DEFINER, so that they run with the rights of the role that migrated (the tables' owner): an
+ * application role granted only the use of the tables (operations.md, "When a DBA owns the DDL") keeps stats with
+ * them; they touch queue_stats' own partitions alone, by names they compute, and fix their search_path.
  */
 export const statsPartitions: Migration = {
   version: 17,
@@ -29,23 +32,30 @@ CREATE TABLE ${s}.queue_stats (LIKE ${s}.queue_stats_default INCLUDING DEFAULTS 
 CREATE INDEX queue_stats_captured_idx ON ${s}.queue_stats (captured_on);
 ALTER TABLE ${s}.queue_stats ATTACH PARTITION ${s}.queue_stats_default DEFAULT;
 
-CREATE FUNCTION ${s}.create_stats_partition(day date) RETURNS boolean LANGUAGE plpgsql AS $fn$
+CREATE FUNCTION ${s}.create_stats_partition(day date) RETURNS boolean LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   name text := 'queue_stats_' || to_char(day, 'YYYYMMDD');
+  day_start timestamptz := day::timestamp AT TIME ZONE 'UTC';
 BEGIN
   IF to_regclass(format('${s}.%I', name)) IS NOT NULL THEN
     RETURN false;
   END IF;
-  EXECUTE format('CREATE TABLE ${s}.%I PARTITION OF ${s}.queue_stats FOR VALUES FROM (%L) TO (%L)', name,
-    (day::timestamp AT TIME ZONE 'UTC'), ((day + 1)::timestamp AT TIME ZONE 'UTC'));
+  -- the default partition holds snapshots of that day: they stay there, and so do the day's next ones. Found by its
+  -- index, so that the refusal costs no scan of it at each pass (making a partition scans it: once a day)
+  IF EXISTS (SELECT 1 FROM ${s}.queue_stats_default d WHERE d.captured_on >= day_start AND d.captured_on < day_start + interval '1 day') THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('CREATE TABLE IF NOT EXISTS ${s}.%I PARTITION OF ${s}.queue_stats FOR VALUES FROM (%L) TO (%L)', name,
+    day_start, day_start + interval '1 day');
   RETURN true;
 EXCEPTION WHEN check_violation THEN
-  -- the default partition holds snapshots of that day: they stay there, and so do the day's next ones
   RETURN false;
 END
 $fn$;
 
-CREATE FUNCTION ${s}.drop_stats_partitions(before timestamptz) RETURNS integer LANGUAGE plpgsql AS $fn$
+CREATE FUNCTION ${s}.drop_stats_partitions(before timestamptz) RETURNS integer LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   part record;
   dropped integer := 0;
@@ -55,7 +65,7 @@ BEGIN
     WHERE i.inhparent = '${s}.queue_stats'::regclass AND c.relname ~ '^queue_stats_[0-9]{8}$'
       AND (to_date(substring(c.relname FROM 13), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' <= before
   LOOP
-    EXECUTE format('DROP TABLE ${s}.%I', part.relname);
+    EXECUTE format('DROP TABLE IF EXISTS ${s}.%I', part.relname);
     dropped := dropped + 1;
   END LOOP;
   RETURN dropped;

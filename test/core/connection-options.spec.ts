@@ -185,6 +185,20 @@ describe('fetch and settle in the caller’s transaction', () => {
     expect((await q.getJobById('c.moved', id))!.state).toBe('created');
   });
 
+  it('so does a fetch of a limited queue, whose lock and count run in the transaction too', async () => {
+    const q = f.create();
+    const other = f.create();
+    await q.createQueue('c.moved.limited', { partition: true, concurrencyLimit: 2 });
+    expect(await q.fetch('c.moved.limited')).toEqual([]);
+    await other.deleteQueue('c.moved.limited');
+    await other.createQueue('c.moved.limited', { concurrencyLimit: 2 });
+    const id = (await other.send('c.moved.limited', {}))!;
+    await inTx(false, async (client) => {
+      expect((await q.fetch('c.moved.limited', { db: client })).map((j) => j.id)).toEqual([id]);
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    });
+  });
+
   it('touch in a transaction that began a while ago extends the heartbeat from the statement, not from its start', async () => {
     const q = f.create();
     await q.createQueue('c.late', { heartbeatSeconds: 2 });
@@ -232,7 +246,6 @@ describe('fetch and settle in the caller’s transaction', () => {
       () => q.cancel('c.bad', id, { db: 42 as never }),
       () => q.fail('c.bad', id, undefined, { db: {} }),
       () => q.complete('c.bad', id, null, { db: 'pool' as never }),
-      () => q.complete('c.bad', id, { db: {} }),
     ]) {
       const err = await call().catch((e) => e);
       expect(err).toBeInstanceOf(InvalidOptionError);

@@ -1,6 +1,8 @@
 import { binOf, BIN_COUNT } from '../../lib/core/stats/bins.js';
 import { buildStatements } from '../../lib/core/sql/index.js';
-import { until } from '../helpers/db.js';
+import pg from 'pg';
+import { PgQueue } from '../../lib/core/pg-queue.js';
+import { testUrl, until } from '../helpers/db.js';
 import { queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('monitor');
@@ -250,6 +252,42 @@ describe("queue_stats' day partitions", () => {
     ]);
     expect(homes.length).toBeGreaterThan(0);
     for (const { t } of homes) expect(t).toMatch(new RegExp(`^${f.schema}\\.queue_stats_\\d{8}$`));
+  });
+});
+
+describe("queue_stats' day partitions, kept by an application role that owns no table", () => {
+  it('are made and dropped through the functions migration 17 owns, and the default partition is pruned', async () => {
+    const role = `pgq_app_${process.pid}`;
+    await f.sql(`CREATE ROLE ${role} NOLOGIN`);
+    await f.sql(`GRANT USAGE ON SCHEMA $schema TO ${role}`);
+    await f.sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA $schema TO ${role}`);
+    await f.sql(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA $schema TO ${role}`);
+    // sessions of that role (the pool's startup option: the test's superuser may take any role)
+    const pool = new pg.Pool({ connectionString: testUrl(), options: `-c role=${role}`, max: 3 });
+    const app = new PgQueue({ pool, schema: f.schema, migrate: false, supervise: false, persistQueueStats: true, logger: f.logger });
+    const errors: unknown[] = [];
+    app.on('error', (e) => errors.push(e));
+    try {
+      const name = await queue();
+      await f.sql(`SELECT $schema.create_stats_partition((now() AT TIME ZONE 'UTC')::date - 12)`);
+      await f.sql(`INSERT INTO $schema.queue_stats (queue, captured_on) VALUES ($1, now() - interval '12 days')`, [name]);
+      await f.sql(`INSERT INTO $schema.queue_stats_default (queue, captured_on) VALUES ($1, now() - interval '30 days')`, [name]);
+      expect((await pool.query('SELECT current_user AS u')).rows[0].u).toBe(role);
+      await app.monitor({ force: true });
+      expect(errors).toEqual([]);
+      expect(
+        await f.sql(`SELECT 1 FROM $schema.queue_stats WHERE queue = $1 AND captured_on < now() - interval '11 days'`, [name]),
+      ).toEqual([]);
+      const tables = await f.sql<{ relname: string }>(
+        `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '$schema.queue_stats'::regclass`,
+      );
+      expect(tables.filter((t) => /^queue_stats_\d{8}$/.test(t.relname)).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await app.close();
+      await pool.end();
+      await f.sql(`DROP OWNED BY ${role}`);
+      await f.sql(`DROP ROLE ${role}`);
+    }
   });
 });
 

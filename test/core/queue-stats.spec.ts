@@ -112,16 +112,25 @@ describe('force, at most once a minute per queue', () => {
     expect((await plain.getQueueStats(name, { force: true }))[0]!.queuedCount).toBe(2);
   });
 
-  it('with persistQueueStats: no new pass while the queue was counted within the minute', async () => {
+  it('with persistQueueStats: no new pass while the queue has a snapshot of the last minute', async () => {
     const name = await queue();
     await plain.send(name, {});
     const first = await persisted.getQueueStats(name, { force: true });
     expect(first.map((x) => x.queuedCount)).toEqual([1]);
     await plain.send(name, {});
     expect((await persisted.getQueueStats(name, { force: true })).map((x) => x.queuedCount)).toEqual([1]);
-    await age(name, 61);
+    await f.sql(`UPDATE $schema.queue_stats SET captured_on = captured_on - interval '59 seconds' WHERE queue = $1`, [name]);
+    expect((await persisted.getQueueStats(name, { force: true })).map((x) => x.queuedCount)).toEqual([1]);
+    await f.sql(`UPDATE $schema.queue_stats SET captured_on = captured_on - interval '2 seconds' WHERE queue = $1`, [name]);
     const after = await persisted.getQueueStats(name, { force: true });
     expect(after.map((x) => x.queuedCount)).toEqual([2, 1]);
+  });
+
+  it('with persistQueueStats: a count that kept no snapshot (getQueue with force) does not hold the pass back', async () => {
+    const name = await queue();
+    await plain.send(name, {});
+    await plain.getQueue(name, { force: true });
+    expect((await persisted.getQueueStats(name, { force: true })).map((x) => x.queuedCount)).toEqual([1]);
   });
 });
 

@@ -3,7 +3,7 @@
 import { InvalidOptionError } from '../../lib/core/errors.js';
 import type { QueueEvents } from '../../lib/core/events.js';
 import { deferred, until } from '../helpers/db.js';
-import { queueFixture } from '../helpers/queue.js';
+import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
 
 const f = queueFixture('unworked');
 afterEach(() => f.closeMade());
@@ -116,6 +116,23 @@ describe('failUnworkedAfterSeconds', () => {
     await q.updateQueue('u.many', { failUnworkedAfterSeconds: null });
     expect(await unworkedOf(q, 'u.many')).toEqual([]);
     expect(await unworkedSince('u.many')).toBeNull();
+  });
+
+  it('a batch checks the queue again: paused since the pass found it unworked, nothing fails', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('u.recheck', { failUnworkedAfterSeconds: 30 });
+    const id = (await q.send('u.recheck', {}))!;
+    await q.maintain({ force: true });
+    await backdate('u.recheck', 31);
+    const st = await engineStatements(q, 'u.recheck');
+    const exec = engineExec(q);
+    const due = await exec.query<{ name: string; pass_began: Date }>(st.watchUnworkedQueues);
+    const mine = due.find((d) => d.name === 'u.recheck')!;
+    expect(mine).toBeDefined();
+    await q.pauseQueue('u.recheck');
+    const failed = await exec.query(st.failUnworkedJobs, ['u.recheck', 100, q.config.channel, 'no worker', mine.pass_began]);
+    expect(failed).toEqual([]);
+    expect((await q.getJobById('u.recheck', id))!.state).toBe('created');
   });
 
   it('is refused outside 1 to its range and on key_strict_fifo queues, naming the option', async () => {

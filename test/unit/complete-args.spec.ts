@@ -15,6 +15,16 @@ describe("complete's output and options", () => {
     expect(completeOutputAndOptions(bare, undefined).options).toBe(bare);
   });
 
+  it('reads a third argument with a db that is a client or database as the options; a db of another kind is output', () => {
+    const client = { query: () => undefined };
+    const drizzle = { execute: () => undefined };
+    expect(completeOutputAndOptions({ db: client }, undefined)).toEqual({ output: undefined, options: { db: client } });
+    expect(completeOutputAndOptions({ db: drizzle, includeQueued: true }, undefined).options).toEqual({ db: drizzle, includeQueued: true });
+    // pg-boss stores such an object as the job's output
+    expect(completeOutputAndOptions({ db: 'orders' }, undefined)).toEqual({ output: { db: 'orders' }, options: undefined });
+    expect(completeOutputAndOptions({ db: {} }, undefined)).toEqual({ output: { db: {} }, options: undefined });
+  });
+
   it('keeps as output anything else given third', () => {
     for (const output of [
       null,

@@ -44,8 +44,8 @@ function dbOf(options: unknown, keys: ReadonlySet<string> = CONNECTION_KEYS): Tr
  * `complete`'s output and options from its third and fourth arguments. Besides pg-boss's
  * `complete(name, ids, output, { includeQueued, db })`, the short form `complete(name, ids, { includeQueued, db })` is
  * read as options (no output): a third argument that is a plain object whose only keys (own, enumerable) are
- * `includeQueued` and `db`, and no fourth. So an output of that exact shape is stored only when options follow it,
- * even `{}`; a `db` there that is no client or database is refused as options.db, never stored.
+ * `includeQueued` and a `db` that is a client or database, and no fourth. So an output of that exact shape is stored
+ * only when options follow it, even `{}`; an output with a `db` of another kind is stored, as pg-boss stores it.
  */
 export function completeOutputAndOptions(output: unknown, options: unknown): { output: unknown; options: unknown } {
   if (options !== undefined || output === null || typeof output !== 'object') return { output, options };
@@ -53,7 +53,12 @@ export function completeOutputAndOptions(output: unknown, options: unknown): { o
   if (proto !== Object.prototype && proto !== null) return { output, options };
   const keys = Reflect.ownKeys(output);
   const enumerable = (k: string | symbol) => Object.prototype.propertyIsEnumerable.call(output, k);
-  const short = keys.length > 0 && keys.every((k) => (k === 'includeQueued' || k === 'db') && enumerable(k));
+  // a `db` that is a client or a Drizzle database: no output JSON can hold one, so it can only be an option (an output
+  // may well have a key `db` of its own: pg-boss stores it)
+  const db: unknown = (output as { db?: unknown }).db;
+  const client =
+    typeof db === 'object' && db !== null && ['query', 'execute'].some((m) => typeof (db as Record<string, unknown>)[m] === 'function');
+  const short = keys.length > 0 && keys.every((k) => (k === 'includeQueued' || (k === 'db' && client)) && enumerable(k));
   return short ? { output: undefined, options: output } : { output, options };
 }
 

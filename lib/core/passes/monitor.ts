@@ -70,10 +70,18 @@ export class QueueMonitor {
    * (readers of the stats are not queued behind it for long), and a failure loses no count; the next pass tries again.
    */
   private async keepPartitions(connect: () => Promise<pg.PoolClient>): Promise<void> {
-    const { statements, queueStatRetentionDays } = this.ctx;
+    const { statements, queueStatRetentionDays, schema } = this.ctx;
     try {
+      // the rows of the default partition first, in a statement of their own: a failure of the DDL keeps no old row
       await inTransaction(connect, async (client) => {
         await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+        await client.query(statements.deleteOldDefaultStats, [queueStatRetentionDays]);
+      });
+      await inTransaction(connect, async (client) => {
+        await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
+        // one instance at a time (a forced pass elsewhere may end now too): two making a partition at once deadlock
+        const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
+        if (!lock?.locked) return;
         await client.query(statements.setDdlLockTimeout);
         await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
       });

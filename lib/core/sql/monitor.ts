@@ -92,19 +92,18 @@ FROM counted k ORDER BY k.name`;
 
 /**
  * Keeps queue_stats' day partitions (migration 17): makes those of today and the next two UTC days that do not exist,
- * drops those that ended more than $1 days ago, and deletes the snapshots older than that from the DEFAULT partition
- * (those kept before migration 17, and any of a day that had no partition), the only rows deleted one by one.
- * Returns how many partitions it made and dropped, and rows it deleted. $1 queueStatRetentionDays
+ * and drops those that ended more than $1 days ago. Returns how many it made and dropped. $1 queueStatRetentionDays
  */
 export const keepStatsPartitions = (s: string) => `
-WITH gone AS (
-  DELETE FROM ${s}.queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day' RETURNING 1
-), made AS (
+WITH made AS (
   SELECT count(*) FILTER (WHERE ${s}.create_stats_partition((now() AT TIME ZONE 'UTC')::date + d))::int AS n
   FROM generate_series(0, 2) d
 )
-SELECT (SELECT n FROM made) AS made, ${s}.drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped,
-  (SELECT count(*) FROM gone)::int AS deleted`;
+SELECT (SELECT n FROM made) AS made, ${s}.drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped`;
+
+/** Deletes the snapshots older than $1 days from queue_stats' DEFAULT partition (keepStatsPartitions), by its index. */
+export const deleteOldDefaultStats = (s: string) =>
+  `DELETE FROM ${s}.queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day'`;
 
 /** Takes the monitor's cluster-wide lock for this transaction, if it is free. $1 schema name */
 export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824376, hashtext($1)) AS locked`;

@@ -540,9 +540,6 @@ SELECT done.id::text, done.claim_count, done.stamp, (SELECT pg_notify($8::text, 
 UNION ALL
 SELECT removed.id::text, removed.claim_count, removed.stamp, (SELECT pg_notify($8::text, $1) WHERE $8::text IS NOT NULL)::text AS held FROM removed
 
--- countedSecondsAgo
-SELECT extract(epoch FROM now() - q.counted_on)::float8 AS seconds FROM "pgqueue".queues q WHERE q.name = $1
-
 -- createQueue
 WITH ins AS (
   INSERT INTO "pgqueue".queues (name, policy, partition, dead_letter, warning_queue_size, notify, retry_limit, retry_delay,
@@ -783,6 +780,9 @@ SELECT count(*)::int AS deleted FROM gone
 
 -- deleteJobs (per queue)
 DELETE FROM "pgqueue".jobs_q_af67ca2fe7ffcec8 j USING (SELECT $1::text AS queue, a.* FROM unnest($2::bigint[]) AS a(id) OFFSET 0) u WHERE j.queue = u.queue AND j.id = u.id RETURNING j.id::text
+
+-- deleteOldDefaultStats
+DELETE FROM "pgqueue".queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day'
 
 -- deleteQueue
 DELETE FROM "pgqueue".queues WHERE name = $1 RETURNING name
@@ -1136,6 +1136,11 @@ WITH RECURSIVE picked AS MATERIALIZED (
   -- due before the pass began ($5): a job a batch of this pass sent back to retry, even with no delay, is due after it,
   -- and waits for the next pass
   WHERE j.queue = $1 AND j.state < 'active' AND j.start_after < $5::timestamptz
+    -- checked again at each batch: the queue may have been paused, given a worker or its setting changed since
+    AND EXISTS (SELECT 1 FROM "pgqueue".queues q WHERE q.name = $1 AND NOT q.paused AND q.fail_unworked_after_seconds IS NOT NULL
+      AND q.unworked_since <= now() - q.fail_unworked_after_seconds * interval '1 second')
+    AND NOT EXISTS (SELECT 1 FROM "pgqueue".workers w
+      WHERE w.heartbeat_on >= now() - interval '30 seconds' AND w.loops @> jsonb_build_array(jsonb_build_object('queue', $1::text)))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -1915,14 +1920,11 @@ ORDER BY x.ord
 RETURNING id::text
 
 -- keepStatsPartitions
-WITH gone AS (
-  DELETE FROM "pgqueue".queue_stats_default WHERE captured_on < now() - $1::float8 * interval '1 day' RETURNING 1
-), made AS (
+WITH made AS (
   SELECT count(*) FILTER (WHERE "pgqueue".create_stats_partition((now() AT TIME ZONE 'UTC')::date + d))::int AS n
   FROM generate_series(0, 2) d
 )
-SELECT (SELECT n FROM made) AS made, "pgqueue".drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped,
-  (SELECT count(*) FROM gone)::int AS deleted
+SELECT (SELECT n FROM made) AS made, "pgqueue".drop_stats_partitions(now() - $1::float8 * interval '1 day') AS dropped
 
 -- lastJobId
 SELECT last_value::text AS last FROM "pgqueue".jobs_id_seq
@@ -2474,6 +2476,9 @@ SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off',
 -- setQueuePaused
 UPDATE "pgqueue".queues SET paused = $2, updated_on = now() WHERE name = $1
 RETURNING name, (SELECT pg_notify($3::text, $1) WHERE NOT $2)::text AS woke
+
+-- snapshotSecondsAgo
+SELECT extract(epoch FROM now() - max(x.captured_on))::float8 AS seconds FROM "pgqueue".queue_stats x WHERE x.queue = $1
 
 -- subscribeQueue
 WITH q AS (SELECT name FROM "pgqueue".queues WHERE name = $2),

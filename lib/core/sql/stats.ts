@@ -11,9 +11,13 @@ WHERE x.queue = $1 AND ($2::timestamptz IS NULL OR x.captured_on >= $2) AND ($3:
 ORDER BY x.captured_on DESC
 LIMIT $4`;
 
-/** How many seconds ago queue $1 was last counted (null: never, or no such queue). */
-export const countedSecondsAgo = (s: string) =>
-  `SELECT extract(epoch FROM now() - q.counted_on)::float8 AS seconds FROM ${s}.queues q WHERE q.name = $1`;
+/**
+ * How many seconds ago queue $1's newest snapshot was captured (null: none), by the primary key: getQueueStats'
+ * `force` with persistQueueStats runs no pass within a minute of one (a count without a snapshot, by getQueue's
+ * force or by an instance that keeps none, does not count).
+ */
+export const snapshotSecondsAgo = (s: string) =>
+  `SELECT extract(epoch FROM now() - max(x.captured_on))::float8 AS seconds FROM ${s}.queue_stats x WHERE x.queue = $1`;
 
 /**
  * Jobs failed for good per queue in the windows of the snapshots that ended in the last $1 minutes (the health

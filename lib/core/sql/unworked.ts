@@ -52,6 +52,11 @@ WITH RECURSIVE picked AS MATERIALIZED (
   -- due before the pass began ($5): a job a batch of this pass sent back to retry, even with no delay, is due after it,
   -- and waits for the next pass
   WHERE j.queue = $1 AND j.state < 'active' AND j.start_after < $5::timestamptz
+    -- checked again at each batch: the queue may have been paused, given a worker or its setting changed since
+    AND EXISTS (SELECT 1 FROM ${s}.queues q WHERE q.name = $1 AND NOT q.paused AND q.fail_unworked_after_seconds IS NOT NULL
+      AND q.unworked_since <= now() - q.fail_unworked_after_seconds * interval '1 second')
+    AND NOT EXISTS (SELECT 1 FROM ${s}.workers w
+      WHERE ${LIVE_WORKER('w')} AND w.loops @> jsonb_build_array(jsonb_build_object('queue', $1::text)))
   ORDER BY j.priority DESC, j.start_after, j.id
   LIMIT $2
   FOR UPDATE SKIP LOCKED

@@ -155,14 +155,14 @@ export class QueueStatsReader {
   }
 
   /**
-   * The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now, unless the queue
-   * was counted within FORCE_AT_MOST_SECONDS (by any instance: a pass counts every queue).
+   * The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now, unless the queue's
+   * newest snapshot is within FORCE_AT_MOST_SECONDS old (taken by any instance: a pass snapshots every queue).
    */
   private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean): Promise<Snapshot[]> {
     const exec = await this.rt.db();
     await this.rt.router.assertExists(exec, name);
     if (o.force) {
-      const [counted] = await exec.query<{ seconds: number | null }>(this.rt.statements.countedSecondsAgo, [name]);
+      const [counted] = await exec.query<{ seconds: number | null }>(this.rt.statements.snapshotSecondsAgo, [name]);
       if (counted?.seconds == null || counted.seconds > FORCE_AT_MOST_SECONDS) await this.rt.monitorPass(true);
     }
     const rows = await exec.query<SnapshotRow>(this.rt.statements.readQueueStats, [

@@ -151,8 +151,25 @@ export async function claimJobs(
     if (rows.length > 0 && profile.limited) await exec.query(ctx.statements.recordStarts, [queue, rows.length]);
     return rows;
   };
-  if (savepoints) return limited(ctx.exec);
+  if (savepoints) return underSavepoint(ctx.exec, () => limited(ctx.exec));
   return inTransaction(ctx.connect, (client) => limited(pgExecutor(client)));
+}
+
+/**
+ * `step` in a caller's transaction under a savepoint of its own: undone alone if it throws (its locks too), so that the
+ * caller's transaction goes on and the error is the step's, as the claim's own tries are (claimWith).
+ */
+async function underSavepoint<T>(exec: Executor, step: () => Promise<T>): Promise<T> {
+  await exec.query(claimSavepoint);
+  try {
+    const result = await step();
+    await exec.query(releaseClaimSavepoint);
+    return result;
+  } catch (err) {
+    await exec.query(rollbackClaimSavepoint);
+    await exec.query(releaseClaimSavepoint);
+    throw err;
+  }
 }
 
 async function claimWith(
