@@ -310,3 +310,19 @@ export const DELETE_DOOMED = (s: string) => `gone AS (
   DELETE FROM ${s}.job_deps dep USING gone g
   WHERE dep.parent_queue = g.queue AND dep.parent_id = g.id
 )`;
+
+/**
+ * The end of a pass's statement that failed jobs as an attempt each (reapExpiredLeases in maintenance.ts,
+ * failUnworkedJobs in unworked.ts), from CTE `from` (FAILED_RETURNING): a CTE is run once, per queue, one NOTIFY on channel `channel` for
+ * what may run now (a failure may free a key) and one naming the delay of the earliest retry that waits; then each job
+ * with when it is retried (retry_in, seconds) or where its failure went (dead_letter).
+ */
+export const PASS_FAILED = (from: string, channel: string) => `
+, woke AS (
+  SELECT pg_notify(${channel}, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
+  FROM ${from} r GROUP BY r.queue, r.state = 'retry' AND r.start_after > statement_timestamp()
+)
+SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
+  CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
+FROM ${from} r`;

@@ -6,7 +6,7 @@ import {
   RETRY_DELAY,
   RETRY_OR_FAIL,
   RETRY_SLOT_FREE,
-  WAKE_PAYLOAD,
+  PASS_FAILED,
 } from './fragments.js';
 
 /**
@@ -42,17 +42,7 @@ UPDATE ${s}.jobs j SET
 FROM expired e
 WHERE j.queue = e.queue AND j.id = e.id AND ${ACTIVE}
 RETURNING ${FAILED_RETURNING}
-), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}
--- a CTE is run once: per queue, one NOTIFY for what may run now (a failure may free a key) and one naming the delay
--- of the earliest retry that waits
-, woke AS (
-  SELECT pg_notify($2, ${WAKE_PAYLOAD('r.queue', 'min(r.start_after)')})::text AS notified
-  FROM reaped r GROUP BY r.queue, r.state = 'retry' AND r.start_after > statement_timestamp()
-)
-SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
-  CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
-FROM reaped r`;
+), ${DEAD_LETTER(s, 'reaped')}, ${ORPHAN_DESCENDANTS(s, 'reaped')}${PASS_FAILED('reaped', '$2')}`;
 
 /**
  * Settings for the rest of a maintenance or monitor transaction. A statement timeout: a batch or count that cannot

@@ -1213,14 +1213,14 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
   RETURNING j.id
 )
 , woke AS (
-  SELECT pg_notify($3, CASE WHEN min(f.start_after) <= clock_timestamp() THEN f.queue
-    ELSE f.queue || ' ' || ceil(extract(epoch FROM min(f.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
-  FROM failed f WHERE f.state = 'retry' GROUP BY f.queue
+  SELECT pg_notify($3, CASE WHEN min(r.start_after) <= clock_timestamp() THEN r.queue
+    ELSE r.queue || ' ' || ceil(extract(epoch FROM min(r.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified
+  FROM failed r GROUP BY r.queue, r.state = 'retry' AND r.start_after > statement_timestamp()
 )
-SELECT f.id::text, f.queue, f.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - statement_timestamp())))::int END AS retry_in,
-  CASE WHEN f.state = 'failed' THEN f.dead_letter END AS dead_letter
-FROM failed f
+SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
+  CASE WHEN r.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM r.start_after - statement_timestamp())))::int END AS retry_in,
+  CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
+FROM failed r
 
 -- failedSince
 SELECT x.queue, sum(x.failed_delta)::int AS failed FROM "pgqueue".queue_stats x
@@ -2288,8 +2288,6 @@ RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton
   WHERE j.queue = d.queue AND j.id = d.id AND j.state = 'created' AND j.blocked_by > 0
   RETURNING j.id
 )
--- a CTE is run once: per queue, one NOTIFY for what may run now (a failure may free a key) and one naming the delay
--- of the earliest retry that waits
 , woke AS (
   SELECT pg_notify($2, CASE WHEN min(r.start_after) <= clock_timestamp() THEN r.queue
     ELSE r.queue || ' ' || ceil(extract(epoch FROM min(r.start_after) - clock_timestamp()) * 1000)::bigint END)::text AS notified

@@ -6,7 +6,7 @@ import {
   RETRY_DELAY,
   RETRY_OR_FAIL,
   RETRY_SLOT_FREE,
-  WAKE_PAYLOAD,
+  PASS_FAILED,
 } from './fragments.js';
 
 /**
@@ -39,7 +39,7 @@ ORDER BY w.name`;
  * start_after is infinity) as an attempt each, with the
  * error message $4 (UnworkedQueueError): retried while retries remain, else failed for good and dead-lettered, as a
  * lease that ran out is (reapExpiredLeases). Rows are locked with SKIP LOCKED and re-checked, so a job claimed in the
- * instant between is left to its worker. One NOTIFY on channel $3 per queue for a retry that waits for its delay.
+ * instant between is left to its worker. Wakes the queue's workers as the reaper does (PASS_FAILED) on channel $3.
  * $1 queue, $2 most jobs, $3 channel, $4 message, $5 when the pass began (watchUnworkedQueues' pass_began)
  */
 export const failUnworkedJobs = (s: string) => `
@@ -66,12 +66,4 @@ UPDATE ${s}.jobs j SET
 FROM picked e
 WHERE j.queue = e.queue AND j.id = e.id AND j.state::text IN ('created', 'retry')
 RETURNING ${FAILED_RETURNING}
-), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}
-, woke AS (
-  SELECT pg_notify($3, ${WAKE_PAYLOAD('f.queue', 'min(f.start_after)')})::text AS notified
-  FROM failed f WHERE f.state = 'retry' GROUP BY f.queue
-)
-SELECT f.id::text, f.queue, f.state::text, (SELECT min(w.notified) FROM woke w) AS notified,
-  CASE WHEN f.state = 'retry' THEN greatest(0, ceil(extract(epoch FROM f.start_after - statement_timestamp())))::int END AS retry_in,
-  CASE WHEN f.state = 'failed' THEN f.dead_letter END AS dead_letter
-FROM failed f`;
+), ${DEAD_LETTER(s, 'failed')}, ${ORPHAN_DESCENDANTS(s, 'failed')}${PASS_FAILED('failed', '$3')}`;
