@@ -8,9 +8,9 @@ import { QUEUE_TABLE_AUTOVACUUM } from './0005_retention.js';
  * filled to JOBS_FILLFACTOR keep room for those versions beside their rows, and for the updates that change no
  * indexed column (a heartbeat) to stay HOT. `npm run bench:cost` shows the WAL by record type (Heap/LOCK,
  * Heap/UPDATE). Measured with it, per job drained: 1,059 WAL bytes at 100 (the default), 980 at 70, 906 at 50, the
- * same CPU; and the heap of 60,000 drained jobs, vacuumed, then 60,000 more waiting: 31.5 MiB at 100, 33.3 at 70,
- * 46.9 at 50 (docs/performance.md, "Cost per job in PostgreSQL"). 70 takes half of 50's saving for a tenth of its
- * space.
+ * same CPU. `node bench/design/fill-room.mjs` prices the room: the heap of 60,000 drained jobs, vacuumed, then 60,000
+ * more waiting, 31.4 MiB at 100, 30.3 at 70, 43.0 at 50 (docs/performance.md, "Cost per job in PostgreSQL"). 70 takes
+ * half of 50's saving in the space 100 takes; 50 a third more space.
  * A storage parameter applies to the pages filled after it is set: nothing is rewritten, and the migration takes
  * only a brief lock of each partition. Partitions made later get it from create_queue_partition.
  */
