@@ -100,6 +100,52 @@ describe('the dashboard sampler', () => {
     await sampler.stop();
   });
 
+  it('reads the tiles of known jobs: pickup and run percentiles of the latest finishes, and the retries of the last minute', async () => {
+    const q = f.create({ supervise: false, schema: `${f.schema}_tiles` });
+    await q.createQueue('t');
+    const ids = await q.insert(
+      't',
+      Array.from({ length: 9 }, (_, i) => ({ data: i })),
+    );
+    const set = (id: string, assignments: string) => f.sql(`UPDATE "${f.schema}_tiles".jobs SET ${assignments} WHERE id = $1`, [id]);
+    // four finished 10 s ago, having waited 1, 2, 3 and 4 s from due to claim, and run 0.5, 1, 1.5 and 2 s
+    const timed: [wait: number, run: number][] = [
+      [1, 0.5],
+      [2, 1],
+      [3, 1.5],
+      [4, 2],
+    ];
+    for (const [i, [wait, run]] of timed.entries()) {
+      await set(
+        ids[i]!,
+        `state = 'completed', completed_on = now() - interval '10 seconds',
+         started_on = now() - interval '10 seconds' - ${run} * interval '1 second',
+         start_after = now() - interval '10 seconds' - ${run + wait} * interval '1 second',
+         created_on = now() - interval '10 seconds' - ${run + wait} * interval '1 second'`,
+      );
+    }
+    // retried within the minute: two waiting for their delay, one running again; one failed too long ago
+    const failedAt = (seconds: number) =>
+      `last_error = jsonb_build_object('name', 'Error', 'message', 'x', 'attempt', 1, 'on', now() - interval '${seconds} seconds'), retry_count = 1`;
+    await set(ids[4]!, `state = 'retry', start_after = now() + interval '30 seconds', ${failedAt(5)}`);
+    await set(ids[5]!, `state = 'retry', start_after = now() + interval '45 seconds', ${failedAt(8)}`);
+    await set(ids[6]!, `state = 'active', worker_id = 'w', lease_until = now() + interval '1 hour', started_on = now(), ${failedAt(12)}`);
+    await set(ids[7]!, `state = 'retry', start_after = now() + interval '1 hour', ${failedAt(120)}`);
+    const sampler = await samplerOf(q);
+    const { tiles, error } = await sampler.sampleNow();
+    expect(error).toBeNull();
+    expect(tiles.timedJobs).toBe(4);
+    // PostgreSQL's percentile_cont: interpolated between the two nearest of the sorted values
+    expect(tiles.pickupP50).toBeCloseTo(2.5, 3);
+    expect(tiles.pickupP95).toBeCloseTo(3.85, 3);
+    expect(tiles.runP50).toBeCloseTo(1.25, 3);
+    expect(tiles.runP95).toBeCloseTo(1.925, 3);
+    expect(tiles.retries).toBe(3);
+    await sampler.stop();
+    await q.close();
+    await f.sql(`DROP SCHEMA "${f.schema}_tiles" CASCADE`);
+  });
+
   it('counts a queue past the cap as over it, never walking the whole backlog', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('d.big');
