@@ -14,7 +14,9 @@ import type { Migration } from './index.js';
  * - drop_stats_partitions(before): drops the day partitions that end before `before`; returns how many.
  * Both are SECURITY DEFINER, so that they run with the rights of the role that migrated (the tables' owner): an
  * application role granted only the use of the tables (operations.md, "When a DBA owns the DDL") keeps stats with
- * them; they touch queue_stats' own partitions alone, by names they compute, and fix their search_path.
+ * them. They touch queue_stats' own partitions alone, by names they compute, fix their search_path, and do only what
+ * the session's role could do itself: they refuse a role that may not DELETE from queue_stats (dropping a day's
+ * partition deletes its snapshots; making one is harmless, and only near today).
  */
 export const statsPartitions: Migration = {
   version: 17,
@@ -38,6 +40,13 @@ DECLARE
   name text := 'queue_stats_' || to_char(day, 'YYYYMMDD');
   day_start timestamptz := day::timestamp AT TIME ZONE 'UTC';
 BEGIN
+  -- as the caller's own right to delete snapshots would allow (SECURITY DEFINER: see the header), and only near today
+  IF NOT has_table_privilege(session_user, '${s}.queue_stats', 'DELETE') THEN
+    RAISE EXCEPTION 'permission denied: create_stats_partition needs DELETE on queue_stats' USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF day NOT BETWEEN (now() AT TIME ZONE 'UTC')::date - 1 AND (now() AT TIME ZONE 'UTC')::date + 2 THEN
+    RETURN false;
+  END IF;
   IF to_regclass(format('${s}.%I', name)) IS NOT NULL THEN
     RETURN false;
   END IF;
@@ -60,6 +69,10 @@ DECLARE
   part record;
   dropped integer := 0;
 BEGIN
+  -- dropping a day's snapshots is what deleting them is: the caller's own right to (SECURITY DEFINER: see the header)
+  IF NOT has_table_privilege(session_user, '${s}.queue_stats', 'DELETE') THEN
+    RAISE EXCEPTION 'permission denied: drop_stats_partitions needs DELETE on queue_stats' USING ERRCODE = 'insufficient_privilege';
+  END IF;
   FOR part IN
     SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
     WHERE i.inhparent = '${s}.queue_stats'::regclass AND c.relname ~ '^queue_stats_[0-9]{8}$'

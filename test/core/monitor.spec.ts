@@ -218,6 +218,9 @@ describe('persistQueueStats: deltas and histograms', () => {
   });
 });
 
+/** The UTC day `offset` days from today, as a day partition's name ends (YYYYMMDD). */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+
 describe("queue_stats' day partitions", () => {
   const partitions = async () =>
     (
@@ -226,14 +229,18 @@ describe("queue_stats' day partitions", () => {
          WHERE i.inhparent = '$schema.queue_stats'::regclass ORDER BY 1`,
       )
     ).map((r) => r.relname);
-  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
 
   it('are made ahead for the next days, and a day past retention goes by dropping its partition, not deleting its rows', async () => {
     const name = await queue();
     await stats.monitor({ force: true });
     expect(await partitions()).toEqual(expect.arrayContaining([`queue_stats_${day(0)}`, `queue_stats_${day(1)}`, `queue_stats_${day(2)}`]));
     // a partition ten days old, with a snapshot in it, as the passes of that day would have left
-    await f.sql(`SELECT $schema.create_stats_partition((now() AT TIME ZONE 'UTC')::date - 10)`);
+    // made by hand: the function makes only the days near today
+    await f.sql(
+      `CREATE TABLE $schema.queue_stats_${day(-10)} PARTITION OF $schema.queue_stats
+       FOR VALUES FROM (((now() AT TIME ZONE 'UTC')::date - 10)::timestamp AT TIME ZONE 'UTC')
+       TO (((now() AT TIME ZONE 'UTC')::date - 9)::timestamp AT TIME ZONE 'UTC')`,
+    );
     await f.sql(`INSERT INTO $schema.queue_stats (queue, captured_on) VALUES ($1, now() - interval '10 days')`, [name]);
     expect(
       await f.sql(
@@ -258,6 +265,7 @@ describe("queue_stats' day partitions", () => {
 describe("queue_stats' day partitions, kept by an application role that owns no table", () => {
   it('are made and dropped through the functions migration 17 owns, and the default partition is pruned', async () => {
     const role = `pgq_app_${process.pid}`;
+    await stats.start(); // the schema, installed by the fixture's engines
     await f.sql(`CREATE ROLE ${role} NOLOGIN`);
     await f.sql(`GRANT USAGE ON SCHEMA $schema TO ${role}`);
     await f.sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA $schema TO ${role}`);
@@ -269,7 +277,11 @@ describe("queue_stats' day partitions, kept by an application role that owns no 
     app.on('error', (e) => errors.push(e));
     try {
       const name = await queue();
-      await f.sql(`SELECT $schema.create_stats_partition((now() AT TIME ZONE 'UTC')::date - 12)`);
+      await f.sql(
+        `CREATE TABLE $schema.queue_stats_${day(-12)} PARTITION OF $schema.queue_stats
+       FOR VALUES FROM (((now() AT TIME ZONE 'UTC')::date - 12)::timestamp AT TIME ZONE 'UTC')
+       TO (((now() AT TIME ZONE 'UTC')::date - 11)::timestamp AT TIME ZONE 'UTC')`,
+      );
       await f.sql(`INSERT INTO $schema.queue_stats (queue, captured_on) VALUES ($1, now() - interval '12 days')`, [name]);
       await f.sql(`INSERT INTO $schema.queue_stats_default (queue, captured_on) VALUES ($1, now() - interval '30 days')`, [name]);
       expect((await pool.query('SELECT current_user AS u')).rows[0].u).toBe(role);
@@ -282,6 +294,27 @@ describe("queue_stats' day partitions, kept by an application role that owns no 
         `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '$schema.queue_stats'::regclass`,
       );
       expect(tables.filter((t) => /^queue_stats_\d{8}$/.test(t.relname)).length).toBeGreaterThanOrEqual(3);
+      // a login that may not delete snapshots may not drop their partitions either, nor make any
+      const reader = `${role}_ro`;
+      await f.sql(`CREATE ROLE ${reader} LOGIN PASSWORD 'reader'`);
+      await f.sql(`GRANT USAGE ON SCHEMA $schema TO ${reader}`);
+      await f.sql(`GRANT SELECT ON ALL TABLES IN SCHEMA $schema TO ${reader}`);
+      const url = new URL(testUrl());
+      url.username = reader;
+      url.password = 'reader';
+      const ro = new pg.Client({ connectionString: url.toString() });
+      await ro.connect();
+      try {
+        const before = tables.length;
+        await expect(ro.query(`SELECT "${f.schema}".drop_stats_partitions('infinity')`)).rejects.toMatchObject({ code: '42501' });
+        await expect(ro.query(`SELECT "${f.schema}".create_stats_partition(current_date + 1)`)).rejects.toMatchObject({ code: '42501' });
+        const after = await f.sql(`SELECT 1 FROM pg_inherits WHERE inhparent = '$schema.queue_stats'::regclass`);
+        expect(after.length).toBe(before);
+      } finally {
+        await ro.end();
+        await f.sql(`DROP OWNED BY ${reader}`);
+        await f.sql(`DROP ROLE ${reader}`);
+      }
     } finally {
       await app.close();
       await pool.end();

@@ -543,6 +543,31 @@ describe('upsert', () => {
     expect(refused.message).toContain('key_strict_fifo');
   });
 
+  it('by id: an id held by a send not yet committed inserts nothing, and the upsert answers that nothing was inserted', async () => {
+    const client = await f.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const held = (await q.send(name, { v: 'theirs' }, { db: client }))!;
+      // the upsert cannot see the job, re-keys its own to the id, and waits on the unique index for the other's end
+      const upsert = q.upsert(name, { v: 'mine' }, { id: held });
+      await until(
+        async () =>
+          (
+            await f.sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%SET id = %' AND query LIKE $1`, [
+              `%"${f.schema}"%`,
+            ])
+          ).length > 0,
+        'the re-keying waits on the unique index',
+      );
+      await client.query('COMMIT');
+      expect(await upsert).toEqual({ jobs: [], updated: 0, inserted: 0 });
+      expect((await q.getJobById(name, held))!.data).toEqual({ v: 'theirs' });
+      expect((await q.findJobs(name)).jobs).toHaveLength(1);
+    } finally {
+      client.release();
+    }
+  });
+
   it('by id: concurrent upserts of one id make one job', async () => {
     const id = (await q.send(name, {}))!;
     await q.deleteJob(name, id);

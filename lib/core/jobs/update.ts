@@ -130,12 +130,26 @@ export class JobUpdate {
       const none = { jobs: [], updated: 0, inserted: 0 };
       if (p.id !== undefined && !(await this.insertableId(exec, name, p.id))) return none;
       // enqueue, not send: a dedupeKey held by another job answers the holder's id, which this call did not insert
-      const sent = await this.sender.enqueue(call.name, call.data, { ...p.sendOptions, db });
-      if (sent.id === null || sent.deduped) return none;
-      if (p.id === undefined) return { jobs: [sent.id], updated: 0, inserted: 1 };
-      const st2 = await this.rt.router.statementsForQueue(exec, name);
-      await exec.query(st2.rekeyJob, [name, sent.id, p.id]);
-      return { jobs: [p.id], updated: 0, inserted: 1 };
+      if (p.id === undefined) {
+        const sent = await this.sender.enqueue(call.name, call.data, { ...p.sendOptions, db });
+        return sent.id === null || sent.deduped ? none : { jobs: [sent.id], updated: 0, inserted: 1 };
+      }
+      // by id, under a savepoint: a job of the queue that holds the id, but whose send has not committed (the check
+      // above could not see it), makes the re-keying a unique violation, undone alone as when the id is held
+      const id = p.id;
+      await exec.query(st.upsertSavepoint);
+      try {
+        const sent = await this.sender.enqueue(call.name, call.data, { ...p.sendOptions, db });
+        if (sent.id !== null && !sent.deduped)
+          await exec.query((await this.rt.router.statementsForQueue(exec, name)).rekeyJob, [name, sent.id, id]);
+        await exec.query(st.releaseUpsertSavepoint);
+        return sent.id === null || sent.deduped ? none : { jobs: [id], updated: 0, inserted: 1 };
+      } catch (err) {
+        await exec.query(st.rollbackUpsertSavepoint);
+        await exec.query(st.releaseUpsertSavepoint);
+        if (sqlState(err) === SQLSTATE.uniqueViolation && (err as { constraint?: string }).constraint?.endsWith('_pkey')) return none;
+        throw err;
+      }
     };
     if (p.db) {
       await this.rt.start();

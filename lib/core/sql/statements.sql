@@ -2465,6 +2465,9 @@ WITH target AS (
 )
 SELECT retried.id::text, pg_notify($3, $1)::text AS notified FROM retried
 
+-- rollbackUpsertSavepoint
+ROLLBACK TO SAVEPOINT pgqueue_upsert
+
 -- setDdlLockTimeout
 SET LOCAL lock_timeout = '5s'
 

@@ -94,6 +94,7 @@ SELECT current_setting('transaction_isolation') AS isolation,
  */
 export const upsertSavepoint = (_s: string) => `SAVEPOINT pgqueue_upsert`;
 export const releaseUpsertSavepoint = (_s: string) => `RELEASE SAVEPOINT pgqueue_upsert`;
+export const rollbackUpsertSavepoint = (_s: string) => `ROLLBACK TO SAVEPOINT pgqueue_upsert`;
 
 /**
  * upsert() by id, when no job of the queue has the id: the last id the jobs' sequence handed out. An id up to it may
