@@ -5,6 +5,7 @@
 // the maintenance table, as maintenance takes its own).
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
+import { passStatement } from './retention.js';
 import type { QueueWarning } from '../events.js';
 import type { Statements } from '../sql/index.js';
 
@@ -73,10 +74,7 @@ export class QueueMonitor {
     const { statements, queueStatRetentionDays, schema } = this.ctx;
     try {
       // the rows of the default partition first, in a statement of their own: a failure of the DDL keeps no old row
-      await inTransaction(connect, async (client) => {
-        await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
-        await client.query(statements.deleteOldDefaultStats, [queueStatRetentionDays]);
-      });
+      await passStatement(connect, statements, MONITOR_STATEMENT_TIMEOUT_MS, statements.deleteOldDefaultStats, [queueStatRetentionDays]);
       await inTransaction(connect, async (client) => {
         await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
         // one instance at a time (a forced pass elsewhere may end now too): two making a partition at once deadlock

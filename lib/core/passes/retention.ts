@@ -99,9 +99,23 @@ export class Retention {
   }
 
   private batch<R extends pg.QueryResultRow>(connect: () => Promise<pg.PoolClient>, text: string, values: unknown[]): Promise<R[]> {
-    return inTransaction(connect, async (client) => {
-      await client.query(this.ctx.statements.setPassSettings, [RETENTION_STATEMENT_TIMEOUT_MS]);
-      return (await client.query<R>(text, values)).rows;
-    });
+    return passStatement<R>(connect, this.ctx.statements, RETENTION_STATEMENT_TIMEOUT_MS, text, values);
   }
+}
+
+/**
+ * One statement of a pass (retention's batches, the unworked queues' part, the monitor's pruning) in a transaction of
+ * its own, cancelled past `timeoutMs` and without JIT (setPassSettings): its rows.
+ */
+export function passStatement<R extends pg.QueryResultRow>(
+  connect: () => Promise<pg.PoolClient>,
+  statements: Statements,
+  timeoutMs: number,
+  text: string,
+  values: unknown[],
+): Promise<R[]> {
+  return inTransaction(connect, async (client) => {
+    await client.query(statements.setPassSettings, [timeoutMs]);
+    return (await client.query<R>(text, values)).rows;
+  });
 }

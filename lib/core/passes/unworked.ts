@@ -3,7 +3,7 @@
 // that a job whose queue nothing handles ends visible instead of waiting unseen (sql/unworked.ts). Off unless a queue
 // asks for it: an instance that only sends, and workers that start later, are normal.
 import type pg from 'pg';
-import { inTransaction } from '../runtime/db.js';
+import { passStatement } from './retention.js';
 import type { Statements } from '../sql/index.js';
 
 /** Jobs one statement fails at most. */
@@ -82,9 +82,6 @@ export class UnworkedQueues {
   }
 
   private batch<R extends pg.QueryResultRow>(connect: () => Promise<pg.PoolClient>, text: string, values: unknown[]): Promise<R[]> {
-    return inTransaction(connect, async (client) => {
-      await client.query(this.ctx.statements.setPassSettings, [UNWORKED_STATEMENT_TIMEOUT_MS]);
-      return (await client.query<R>(text, values)).rows;
-    });
+    return passStatement<R>(connect, this.ctx.statements, UNWORKED_STATEMENT_TIMEOUT_MS, text, values);
   }
 }
