@@ -218,6 +218,95 @@ describe('persistQueueStats: deltas and histograms', () => {
   });
 });
 
+describe('persistQueueStats: work committed after its window was recorded', () => {
+  /** A job stored in `client`'s transaction, with its times (seconds before that transaction's start) backdated. */
+  const stored = (client: pg.PoolClient, name: string, state: string, created: number, ended: number | null) =>
+    client.query(
+      `INSERT INTO "${f.schema}".jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds,
+         keep_until, created_on, start_after, started_on, completed_on)
+       VALUES ($1, $2, 0, 0, false, 60, 3600, 'infinity', now() - $3 * interval '1 second', now() - $3 * interval '1 second',
+         now() - $4 * interval '1 second', now() - $4 * interval '1 second')`,
+      [name, state, created, ended],
+    );
+  const snapshots = (name: string) =>
+    f.sql<{ created_delta: number; completed_delta: number; failed_delta: number; wait_bins: number[] | null }>(
+      'SELECT created_delta, completed_delta, failed_delta, wait_bins FROM $schema.queue_stats WHERE queue = $1 ORDER BY captured_on',
+      [name],
+    );
+  /** A snapshot recorded as by a pass, whose window was (at - from, at - to] (seconds before `at`, a timestamptz). */
+  const recorded = (name: string, at: string, from: number, to: number) =>
+    f.sql(
+      `INSERT INTO $schema.queue_stats (queue, captured_on, created_delta, completed_delta, failed_delta, delta_seconds, delta_on)
+       VALUES ($1, $2::timestamptz - ($4 - 10) * interval '1 second', 0, 0, 0, $3 - $4, $2::timestamptz - $4 * interval '1 second')`,
+      [name, at, from, to],
+    );
+
+  /** A waiting job created `ago` seconds before `at` (a timestamptz). */
+  const waiting = (name: string, at: string, ago: number) =>
+    f.sql(
+      `INSERT INTO $schema.jobs (queue, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until,
+         created_on)
+       VALUES ($1, 0, 0, false, 60, 3600, 'infinity', $2::timestamptz - $3 * interval '1 second')`,
+      [name, at, ago],
+    );
+
+  it('a later pass adds it to the snapshot its stamp belongs to; the histograms stay as recorded, and a delta never falls', async () => {
+    const name = await queue();
+    await windowEnded(name, 100);
+    await finished(name, 'completed', { created: 90, started: 89.5, ended: 88 });
+    const late = await f.pool.connect();
+    try {
+      await late.query('BEGIN');
+      await stored(late, name, 'completed', 80, 70);
+      await stored(late, name, 'failed', 60, 50);
+      await stored(late, name, 'created', 40, null);
+      await stats.monitor({ force: true });
+      const [before] = await snapshots(name);
+      expect(before).toMatchObject({ created_delta: 1, completed_delta: 1, failed_delta: 0 });
+      await late.query('COMMIT');
+    } finally {
+      late.release();
+    }
+    await stats.monitor({ force: true });
+    const [first, second] = await snapshots(name);
+    expect(first).toMatchObject({ created_delta: 4, completed_delta: 2, failed_delta: 1 });
+    expect(first!.wait_bins!.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(second).toMatchObject({ created_delta: 0, completed_delta: 0, failed_delta: 0 });
+    expect(await stats.getQueue(name)).toMatchObject({ createdDelta: 0, completedDelta: 0 });
+    await f.sql('DELETE FROM $schema.jobs WHERE queue = $1', [name]);
+    await stats.monitor({ force: true });
+    expect((await snapshots(name))[0]).toMatchObject({ created_delta: 4, completed_delta: 2, failed_delta: 1 });
+  });
+
+  it('counts a job stamped on a boundary in the window that ends there, as the pass did', async () => {
+    const name = await queue();
+    const [{ at }] = (await f.sql<{ at: string }>('SELECT now()::text AS at')) as [{ at: string }];
+    await recorded(name, at, 300, 200);
+    await recorded(name, at, 200, 100);
+    await waiting(name, at, 200);
+    await stats.monitor({ force: true });
+    expect((await snapshots(name)).slice(0, 2).map((x) => x.created_delta)).toEqual([1, 0]);
+  });
+
+  it("looks back an hour, or the queue's deleteAfterSeconds when shorter; not at all with removeOnComplete", async () => {
+    const [{ at }] = (await f.sql<{ at: string }>('SELECT now()::text AS at')) as [{ at: string }];
+    const hour = await queue();
+    const short = await queue({ deleteAfterSeconds: 300 });
+    const removed = await queue({ removeOnComplete: true });
+    for (const name of [hour, short, removed]) {
+      await recorded(name, at, 3800, 3700);
+      await recorded(name, at, 1100, 1000);
+      await recorded(name, at, 250, 200);
+      for (const ago of [3750, 1050, 225]) await waiting(name, at, ago);
+    }
+    await stats.monitor({ force: true });
+    const raised = async (name: string) => (await snapshots(name)).slice(0, 3).map((x) => x.created_delta);
+    expect(await raised(hour)).toEqual([0, 1, 1]);
+    expect(await raised(short)).toEqual([0, 0, 1]);
+    expect(await raised(removed)).toEqual([0, 0, 0]);
+  });
+});
+
 /** The UTC day `offset` days from today, as a day partition's name ends (YYYYMMDD). */
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
 

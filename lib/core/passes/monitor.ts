@@ -61,8 +61,25 @@ export class QueueMonitor {
   async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
     const result = await (force ? this.forcedPass(connect) : this.pass(connect, false));
     if (result.ran) this.watchSizes(result.queues);
-    if (result.ran && this.ctx.persistQueueStats) await this.keepPartitions(connect);
+    if (result.ran && this.ctx.persistQueueStats) {
+      await this.reconcileLateCommits(connect);
+      await this.keepPartitions(connect);
+    }
     return result;
+  }
+
+  /**
+   * Adds to earlier snapshots the jobs whose transaction committed after their window was recorded
+   * (sql/monitor.ts, reconcileLateStats), after the pass has committed and in a transaction of its own: a count cut
+   * short by the statement timeout loses none of the pass's, and the next pass counts those windows again.
+   */
+  private async reconcileLateCommits(connect: () => Promise<pg.PoolClient>): Promise<void> {
+    const { statements } = this.ctx;
+    try {
+      await passStatement(connect, statements, MONITOR_STATEMENT_TIMEOUT_MS, statements.reconcileLateStats, []);
+    } catch (err) {
+      this.ctx.error(err, 'adding late commits to earlier stats snapshots (the next monitor pass tries again)');
+    }
   }
 
   /**

@@ -91,6 +91,69 @@ SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size,
 FROM counted k ORDER BY k.name`;
 
 /**
+ * Which window of CTE `k`'s queue the time `at` falls in, `(starts[i], ends[i]]`: its index, or null (in none). The
+ * binary search (width_bucket) finds the last start at or before `at`; a time equal to a start is the previous
+ * window's end.
+ */
+const WINDOW = (at: string) => `(SELECT CASE WHEN i >= 1 AND ${at} <= k.ends[i] THEN i END
+      FROM (SELECT width_bucket(${at}, k.starts) - (${at} = k.starts[width_bucket(${at}, k.starts)])::int AS i) b)`;
+
+/**
+ * Late commits: counts again the windows of the snapshots earlier passes recorded (captured before this transaction)
+ * whose window ended in the last hour, or in the queue's deleteAfterSeconds, failedDeleteAfterSeconds or
+ * retentionSeconds if shorter (none with removeOnComplete: a completed job is gone), and raises each delta the count
+ * exceeds to it. A job stamped inside a window whose transaction committed after the pass that recorded it (a
+ * transactional handler running longer than the 10 s the window leaves) is so added to the snapshot its stamp belongs
+ * to. A delta never falls: a job deleted or retried since keeps its count, and a row the count does not read can only
+ * leave a delta as it was. The histograms are left as recorded. The bound keeps the counted rows stored (retention
+ * deletes none of them before their window leaves it).
+ *
+ * The rows are read through indexes, not the table: the jobs finished since the oldest window began
+ * (jobs_finished_on_idx), which holds every job created in a window and finished since (it finished after it was
+ * created), and the queue's unfinished jobs (jobs_ready_idx, jobs_lease_idx), as the count of the pass reads them.
+ * Each row finds its window by a binary search of the windows' starts (WINDOW). Every queue; returns how many
+ * snapshots rose.
+ */
+export const reconcileLateStats = (s: string) => `
+WITH w AS MATERIALIZED (
+  SELECT x.queue, x.captured_on, x.delta_on - x.delta_seconds * interval '1 second' AS since, x.delta_on AS until
+  FROM ${s}.queues q JOIN ${s}.queue_stats x ON x.queue = q.name
+  WHERE NOT q.remove_on_complete AND x.captured_on < now() AND x.delta_seconds IS NOT NULL
+    AND x.delta_on > now() - least(3600, nullif(q.delete_after_seconds, 0), nullif(q.failed_delete_after_seconds, 0),
+      q.retention_seconds) * interval '1 second'
+), k AS MATERIALIZED (
+  SELECT w.queue, array_agg(w.since ORDER BY w.since) AS starts, array_agg(w.until ORDER BY w.since) AS ends,
+    array_agg(w.captured_on ORDER BY w.since) AS captured, min(w.since) AS lo, max(w.until) AS hi
+  FROM w GROUP BY w.queue
+), j AS (
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM ${s}.jobs j
+  WHERE j.state > 'active' AND j.completed_on > (SELECT min(k.lo) FROM k) AND j.queue IN (SELECT k.queue FROM k)
+  UNION ALL
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN ${s}.jobs j ON j.queue = k.queue
+  WHERE j.state < 'active' AND j.created_on > k.lo
+  UNION ALL
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN ${s}.jobs j ON j.queue = k.queue
+  WHERE j.state = 'active' AND j.created_on > k.lo
+), n AS (
+  SELECT k.queue, k.captured[v.i] AS captured_on, count(*) FILTER (WHERE v.kind = 'c')::int AS created,
+    count(*) FILTER (WHERE v.kind = 'd')::int AS completed, count(*) FILTER (WHERE v.kind = 'f')::int AS failed
+  FROM j JOIN k ON k.queue = j.queue
+  CROSS JOIN LATERAL (VALUES ('c', ${WINDOW('j.created_on')}),
+    ('d', CASE WHEN j.state = 'completed' THEN ${WINDOW('j.completed_on')} END),
+    ('f', CASE WHEN j.state = 'failed' THEN ${WINDOW('j.completed_on')} END)) v(kind, i)
+  WHERE v.i IS NOT NULL
+  GROUP BY 1, 2
+), raised AS (
+  UPDATE ${s}.queue_stats x SET created_delta = greatest(x.created_delta, n.created),
+    completed_delta = greatest(x.completed_delta, n.completed), failed_delta = greatest(x.failed_delta, n.failed)
+  FROM n
+  WHERE x.queue = n.queue AND x.captured_on = n.captured_on
+    AND (n.created > x.created_delta OR n.completed > x.completed_delta OR n.failed > x.failed_delta)
+  RETURNING 1
+)
+SELECT count(*)::int AS raised FROM raised`;
+
+/**
  * Keeps queue_stats' day partitions (migration 17): makes those of today and the next two UTC days that do not exist,
  * and drops those that ended more than $1 days ago. Returns how many it made and dropped. $1 queueStatRetentionDays
  */

@@ -2298,6 +2298,48 @@ SELECT r.id::text, r.queue, r.state::text, (SELECT min(w.notified) FROM woke w) 
   CASE WHEN r.state = 'failed' THEN r.dead_letter END AS dead_letter
 FROM reaped r
 
+-- reconcileLateStats
+WITH w AS MATERIALIZED (
+  SELECT x.queue, x.captured_on, x.delta_on - x.delta_seconds * interval '1 second' AS since, x.delta_on AS until
+  FROM "pgqueue".queues q JOIN "pgqueue".queue_stats x ON x.queue = q.name
+  WHERE NOT q.remove_on_complete AND x.captured_on < now() AND x.delta_seconds IS NOT NULL
+    AND x.delta_on > now() - least(3600, nullif(q.delete_after_seconds, 0), nullif(q.failed_delete_after_seconds, 0),
+      q.retention_seconds) * interval '1 second'
+), k AS MATERIALIZED (
+  SELECT w.queue, array_agg(w.since ORDER BY w.since) AS starts, array_agg(w.until ORDER BY w.since) AS ends,
+    array_agg(w.captured_on ORDER BY w.since) AS captured, min(w.since) AS lo, max(w.until) AS hi
+  FROM w GROUP BY w.queue
+), j AS (
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM "pgqueue".jobs j
+  WHERE j.state > 'active' AND j.completed_on > (SELECT min(k.lo) FROM k) AND j.queue IN (SELECT k.queue FROM k)
+  UNION ALL
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN "pgqueue".jobs j ON j.queue = k.queue
+  WHERE j.state < 'active' AND j.created_on > k.lo
+  UNION ALL
+  SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN "pgqueue".jobs j ON j.queue = k.queue
+  WHERE j.state = 'active' AND j.created_on > k.lo
+), n AS (
+  SELECT k.queue, k.captured[v.i] AS captured_on, count(*) FILTER (WHERE v.kind = 'c')::int AS created,
+    count(*) FILTER (WHERE v.kind = 'd')::int AS completed, count(*) FILTER (WHERE v.kind = 'f')::int AS failed
+  FROM j JOIN k ON k.queue = j.queue
+  CROSS JOIN LATERAL (VALUES ('c', (SELECT CASE WHEN i >= 1 AND j.created_on <= k.ends[i] THEN i END
+      FROM (SELECT width_bucket(j.created_on, k.starts) - (j.created_on = k.starts[width_bucket(j.created_on, k.starts)])::int AS i) b)),
+    ('d', CASE WHEN j.state = 'completed' THEN (SELECT CASE WHEN i >= 1 AND j.completed_on <= k.ends[i] THEN i END
+      FROM (SELECT width_bucket(j.completed_on, k.starts) - (j.completed_on = k.starts[width_bucket(j.completed_on, k.starts)])::int AS i) b) END),
+    ('f', CASE WHEN j.state = 'failed' THEN (SELECT CASE WHEN i >= 1 AND j.completed_on <= k.ends[i] THEN i END
+      FROM (SELECT width_bucket(j.completed_on, k.starts) - (j.completed_on = k.starts[width_bucket(j.completed_on, k.starts)])::int AS i) b) END)) v(kind, i)
+  WHERE v.i IS NOT NULL
+  GROUP BY 1, 2
+), raised AS (
+  UPDATE "pgqueue".queue_stats x SET created_delta = greatest(x.created_delta, n.created),
+    completed_delta = greatest(x.completed_delta, n.completed), failed_delta = greatest(x.failed_delta, n.failed)
+  FROM n
+  WHERE x.queue = n.queue AND x.captured_on = n.captured_on
+    AND (n.created > x.created_delta OR n.completed > x.completed_delta OR n.failed > x.failed_delta)
+  RETURNING 1
+)
+SELECT count(*)::int AS raised FROM raised
+
 -- recordStarts
 INSERT INTO "pgqueue".rate_windows AS w (queue, window_start, started)
 SELECT q.name, to_timestamp(floor(extract(epoch FROM statement_timestamp()) / q.rate_limit_seconds) * q.rate_limit_seconds), $2
