@@ -1,9 +1,11 @@
 // What one monitor pass costs with persistQueueStats (lib/core/passes/monitor.ts): the count of every queue, its
 // snapshot, and the recount of the last hour's windows that adds late commits (sql/monitor.ts, reconcileLateStats).
-// Fills a schema with QUEUES queues and JOBS jobs finished over the last two hours in the order they were sent (2% failed for good, 2%
-// still waiting), and a snapshot per queue for each minute of those two hours, as a pass a minute records them; then
-// times forced passes, one build after the other, the order swapped every round.
-// Usage: node bench/monitor-pass.mjs [--queues 10] [--jobs 500000] [--rounds 10] [--dist dist,/path/to/other/dist] [--keep]
+// Fills a schema with QUEUES queues and JOBS jobs finished over the last HOURS hours in the order they were sent (2%
+// failed for good, 2% still waiting, created over the same hours), and a snapshot per queue for each minute of
+// the last 7 days, as a pass a minute records them; then times forced passes, one build after the other, the order
+// swapped every round. "The recount alone" runs it again right after a pass: what it reads, with nothing to raise.
+// Usage: node bench/monitor-pass.mjs [--queues 10] [--jobs 500000] [--hours 2] [--rounds 10] [--dist dist,/path/to/other/dist]
+//   [--keep]
 //   --dist: builds whose passes run in turn on the same filled schema (a build's dist must resolve pg from a
 //   node_modules above it); the schema is filled by the first. (DATABASE_URL, else the machine's server.)
 // Prints, per build, the pass's p50 / min / max in ms, and the recount alone (builds that have it).
@@ -24,15 +26,16 @@ const ROUNDS = Number(arg('rounds', 10));
 const KEEP = process.argv.includes('--keep');
 const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const quiet = { log() {}, warn() {}, error: console.error };
+const HOURS = Number(arg('hours', 2));
 const { PgQueue } = await import(`${DISTS[0]}/lib/core/index.js`);
+const { runtimeOf } = await import(`${DISTS[0]}/lib/core/pg-queue.js`);
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
 const schema = `bench_monitor_${process.pid}`;
 const admin = new pg.Client(url);
 await admin.connect();
-const q = new PgQueue({ connectionString: url, schema, poolSize: 2, supervise: false, logger: quiet });
-const pool = new pg.Pool({ connectionString: url, max: 2 });
+const q = new PgQueue({ connectionString: url, schema, poolSize: 3, supervise: false, logger: quiet });
 try {
   const t0 = performance.now();
   const names = Array.from({ length: QUEUES }, (_, i) => `q.${String(i).padStart(3, '0')}`);
@@ -45,20 +48,21 @@ try {
         Array.from({ length: Math.min(5000, perQueue - done) }, (_, k) => ({ data: { k } })),
       );
   // by id: 2% waiting, 2% failed for good, the rest completed; finished in the order of their ids, evenly over the
-  // last two hours (as a queue drains), each having waited a second and run 50 ms
+  // last HOURS hours (as a queue drains), each having waited a second and run 50 ms
   const [{ lo, hi }] = (await admin.query(`SELECT min(id)::float8 AS lo, max(id)::float8 AS hi FROM "${schema}".jobs`)).rows;
-  const ended = `now() - interval '2 hours' + (j.id - ${lo}) / ${Math.max(1, hi - lo)} * interval '7200 seconds'`;
+  const ended = `now() - ${HOURS} * interval '1 hour' + (j.id - ${lo})::float8 / ${Math.max(1, hi - lo)} * ${HOURS} * interval '1 hour'`;
   await admin.query(`
     UPDATE "${schema}".jobs j SET
       state = CASE WHEN j.id % 100 < 2 THEN 'created' WHEN j.id % 100 < 4 THEN 'failed' ELSE 'completed' END::"${schema}".job_state,
       created_on = ${ended} - interval '1 second', start_after = ${ended} - interval '1 second',
       started_on = CASE WHEN j.id % 100 >= 2 THEN ${ended} - interval '50 milliseconds' END,
       completed_on = CASE WHEN j.id % 100 >= 2 THEN ${ended} END`);
-  // a snapshot a minute over the two hours, each with its window's deltas as a pass would have recorded them
+  // a snapshot a minute over the last 7 days (queueStatRetentionDays' default), each window's deltas 0: the first
+  // pass's recount raises those of the last hour, the later ones find nothing to raise
   await admin.query(
     `INSERT INTO "${schema}".queue_stats (queue, captured_on, created_delta, completed_delta, failed_delta, delta_seconds, delta_on)
      SELECT q.name, now() - m * interval '1 minute', 0, 0, 0, 60, now() - m * interval '1 minute' - interval '10 seconds'
-     FROM "${schema}".queues q CROSS JOIN generate_series(1, 120) m`,
+     FROM "${schema}".queues q CROSS JOIN generate_series(1, 7 * 1440) m`,
   );
   await admin.query(`UPDATE "${schema}".queues SET delta_on = now() - interval '70 seconds'`);
   await admin.query(`VACUUM ANALYZE "${schema}".jobs`);
@@ -85,7 +89,9 @@ try {
       return { dist, statements, monitor, passes: [], recounts: [] };
     }),
   );
-  const connect = () => pool.connect();
+  // the engine's own connections, with its session's settings (lib/core/runtime/db.ts), as its passes run
+  const rt = runtimeOf(q);
+  const connect = () => rt.connect();
   for (let round = 0; round <= ROUNDS; round++) {
     for (const b of round % 2 === 0 ? builds : [...builds].reverse()) {
       const p0 = performance.now();
@@ -95,7 +101,12 @@ try {
       let recount = null;
       if (b.statements.reconcileLateStats) {
         const r0 = performance.now();
-        await pool.query(b.statements.reconcileLateStats);
+        const client = await connect();
+        try {
+          await client.query(b.statements.reconcileLateStats);
+        } finally {
+          client.release();
+        }
         recount = performance.now() - r0;
       }
       // round 0 warms the caches and is not counted
@@ -106,7 +117,7 @@ try {
   }
   const stored = (await admin.query(`SELECT count(*)::int AS n FROM "${schema}".jobs`)).rows[0].n;
   console.log(
-    `\n${stored.toLocaleString('en-US')} jobs in ${QUEUES} queues, finished over the last two hours; a forced pass with persistQueueStats, ${ROUNDS} rounds after one not counted\n`,
+    `\n${stored.toLocaleString('en-US')} jobs in ${QUEUES} queues, finished over the last ${HOURS} hours; a forced pass with persistQueueStats, ${ROUNDS} rounds after one not counted\n`,
   );
   console.log('| build | pass p50 ms | min | max | recount alone p50 ms |');
   console.log('| --- | ---: | ---: | ---: | ---: |');
@@ -117,7 +128,6 @@ try {
     );
 } finally {
   await q.close();
-  await pool.end();
   if (KEEP) process.stderr.write(`kept schema ${schema}\n`);
   else await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
   await admin.end();

@@ -255,27 +255,40 @@ describe('persistQueueStats: work committed after its window was recorded', () =
     await windowEnded(name, 100);
     await finished(name, 'completed', { created: 90, started: 89.5, ended: 88 });
     const late = await f.pool.connect();
+    let done = false;
     try {
       await late.query('BEGIN');
       await stored(late, name, 'completed', 80, 70);
       await stored(late, name, 'failed', 60, 50);
       await stored(late, name, 'created', 40, null);
+      // created before the window and finished in it: a completion only
+      await stored(late, name, 'completed', 300, 70);
+      // created in the window, and running now or cancelled since: a creation only
+      await stored(late, name, 'created', 60, null);
+      await late.query(
+        `UPDATE "${f.schema}".jobs SET state = 'active', worker_id = 'w', lease_until = now() + interval '1 hour', started_on = now()
+         WHERE id = (SELECT max(id) FROM "${f.schema}".jobs)`,
+      );
+      await stored(late, name, 'cancelled', 50, 45);
       await stats.monitor({ force: true });
       const [before] = await snapshots(name);
       expect(before).toMatchObject({ created_delta: 1, completed_delta: 1, failed_delta: 0 });
       await late.query('COMMIT');
+      done = true;
     } finally {
+      if (!done) await late.query('ROLLBACK');
       late.release();
     }
     await stats.monitor({ force: true });
     const [first, second] = await snapshots(name);
-    expect(first).toMatchObject({ created_delta: 4, completed_delta: 2, failed_delta: 1 });
+    expect(first).toMatchObject({ created_delta: 6, completed_delta: 3, failed_delta: 1 });
     expect(first!.wait_bins!.reduce((a, b) => a + b, 0)).toBe(1);
     expect(second).toMatchObject({ created_delta: 0, completed_delta: 0, failed_delta: 0 });
+    // the queue's row holds the last pass's window, which the late jobs are not in
     expect(await stats.getQueue(name)).toMatchObject({ createdDelta: 0, completedDelta: 0 });
     await f.sql('DELETE FROM $schema.jobs WHERE queue = $1', [name]);
     await stats.monitor({ force: true });
-    expect((await snapshots(name))[0]).toMatchObject({ created_delta: 4, completed_delta: 2, failed_delta: 1 });
+    expect((await snapshots(name))[0]).toMatchObject({ created_delta: 6, completed_delta: 3, failed_delta: 1 });
   });
 
   it('counts a job stamped on a boundary in the window that ends there, as the pass did', async () => {
@@ -288,12 +301,13 @@ describe('persistQueueStats: work committed after its window was recorded', () =
     expect((await snapshots(name)).slice(0, 2).map((x) => x.created_delta)).toEqual([1, 0]);
   });
 
-  it("looks back an hour, or the queue's deleteAfterSeconds when shorter; not at all with removeOnComplete", async () => {
+  it("looks back an hour, or the queue's deleteAfterSeconds or failedDeleteAfterSeconds when shorter; not at all with removeOnComplete", async () => {
     const [{ at }] = (await f.sql<{ at: string }>('SELECT now()::text AS at')) as [{ at: string }];
     const hour = await queue();
     const short = await queue({ deleteAfterSeconds: 300 });
     const removed = await queue({ removeOnComplete: true });
-    for (const name of [hour, short, removed]) {
+    const failedShort = await queue({ failedDeleteAfterSeconds: 300 });
+    for (const name of [hour, short, removed, failedShort]) {
       await recorded(name, at, 3800, 3700);
       await recorded(name, at, 1100, 1000);
       await recorded(name, at, 250, 200);
@@ -304,6 +318,7 @@ describe('persistQueueStats: work committed after its window was recorded', () =
     expect(await raised(hour)).toEqual([0, 1, 1]);
     expect(await raised(short)).toEqual([0, 0, 1]);
     expect(await raised(removed)).toEqual([0, 0, 0]);
+    expect(await raised(failedShort)).toEqual([0, 0, 1]);
   });
 });
 

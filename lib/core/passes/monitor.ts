@@ -56,10 +56,16 @@ export class QueueMonitor {
 
   /**
    * The scheduled pass (or, with `force`, one now whatever the last one's time): counts every queue, and with
-   * persistQueueStats records its snapshot and deletes snapshots past their retention.
+   * persistQueueStats records its snapshot, takes in late commits and keeps the snapshots' partitions. Callers that
+   * force a pass at once share one, and all it does after the count.
    */
-  async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
-    const result = await (force ? this.forcedPass(connect) : this.pass(connect, false));
+  run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+    return force ? this.forcedPass(connect) : this.wholePass(connect, false);
+  }
+
+  /** A pass and what follows its count: the queue-size warnings, and with persistQueueStats the work after it. */
+  private async wholePass(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
+    const result = await this.pass(connect, force);
     if (result.ran) this.watchSizes(result.queues);
     if (result.ran && this.ctx.persistQueueStats) {
       await this.reconcileLateCommits(connect);
@@ -115,7 +121,7 @@ export class QueueMonitor {
    */
   private forcedPass(connect: () => Promise<pg.PoolClient>): Promise<MonitorResult> {
     if (!this.forcedRunning) {
-      this.forcedRunning = this.pass(connect, true).finally(() => (this.forcedRunning = null));
+      this.forcedRunning = this.wholePass(connect, true).finally(() => (this.forcedRunning = null));
       return this.forcedRunning;
     }
     this.forcedNext ??= this.forcedRunning

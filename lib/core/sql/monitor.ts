@@ -90,64 +90,78 @@ SELECT k.name, k.queued_count, k.ready_count, k.warning_queue_size,
   (SELECT w.prev_queued FROM win w WHERE w.name = k.name AND w.prev_counted_on IS NOT NULL) AS prev_queued
 FROM counted k ORDER BY k.name`;
 
-/**
- * Which window of CTE `k`'s queue the time `at` falls in, `(starts[i], ends[i]]`: its index, or null (in none). The
- * binary search (width_bucket) finds the last start at or before `at`; a time equal to a start is the previous
- * window's end.
- */
-const WINDOW = (at: string) => `(SELECT CASE WHEN i >= 1 AND ${at} <= k.ends[i] THEN i END
-      FROM (SELECT width_bucket(${at}, k.starts) - (${at} = k.starts[width_bucket(${at}, k.starts)])::int AS i) b)`;
+/** The longest a window is counted again after it ended, in seconds: an hour, as pg-boss takes in late commits. */
+const LATE_COMMIT_SECONDS = 3600;
 
 /**
  * Late commits: counts again the windows of the snapshots earlier passes recorded (captured before this transaction)
  * whose window ended in the last hour, or in the queue's deleteAfterSeconds, failedDeleteAfterSeconds or
- * retentionSeconds if shorter (none with removeOnComplete: a completed job is gone), and raises each delta the count
- * exceeds to it. A job stamped inside a window whose transaction committed after the pass that recorded it (a
- * transactional handler running longer than the 10 s the window leaves) is so added to the snapshot its stamp belongs
- * to. A delta never falls: a job deleted or retried since keeps its count, and a row the count does not read can only
- * leave a delta as it was. The histograms are left as recorded. The bound keeps the counted rows stored (retention
- * deletes none of them before their window leaves it).
+ * retentionSeconds if one is shorter (pg-boss bounds it by the first and the last; a deletion after the first two
+ * would lower the count), never on a queue with removeOnComplete (its completed jobs are gone), and raises each delta
+ * the count exceeds to it. A job stamped inside a window whose transaction committed after the pass that recorded it
+ * (a transactional handler running longer than the 10 s the window leaves) so rises into the snapshot its stamp
+ * belongs to, unless as many of the window's jobs were deleted or sent back since: a delta never falls, and is never
+ * more than the window's jobs as the table holds them now. The histograms are left as recorded.
  *
- * The rows are read through indexes, not the table: the jobs finished since the oldest window began
- * (jobs_finished_on_idx), which holds every job created in a window and finished since (it finished after it was
- * created), and the queue's unfinished jobs (jobs_ready_idx, jobs_lease_idx), as the count of the pass reads them.
- * Each row finds its window by a binary search of the windows' starts (WINDOW). Every queue; returns how many
- * snapshots rose.
+ * What it reads: the snapshots through queue_stats' partitions of the last hour (captured_on is delta_on + 10 s); the
+ * jobs finished since the oldest window began, through jobs_finished_on_idx (a job created in a window and finished
+ * since is among them, unless its finish was stamped before the window began: a transaction older than the job that
+ * cancelled or failed it); the queue's waiting jobs through jobs_ready_idx, whose start_after (at or after the job's
+ * creation, unless it was sent with a start in the past) rules out in the index those due before the oldest window;
+ * and its running jobs through jobs_lease_idx. A row it does not read can only leave a delta as it was. Each row finds
+ * its windows by a binary search of their starts (CTE x). Every queue; returns how many snapshots rose.
  */
 export const reconcileLateStats = (s: string) => `
 WITH w AS MATERIALIZED (
   SELECT x.queue, x.captured_on, x.delta_on - x.delta_seconds * interval '1 second' AS since, x.delta_on AS until
   FROM ${s}.queues q JOIN ${s}.queue_stats x ON x.queue = q.name
   WHERE NOT q.remove_on_complete AND x.captured_on < now() AND x.delta_seconds IS NOT NULL
-    AND x.delta_on > now() - least(3600, nullif(q.delete_after_seconds, 0), nullif(q.failed_delete_after_seconds, 0),
+    AND x.captured_on > now() - interval '${LATE_COMMIT_SECONDS + 10} seconds'
+    AND x.delta_on > now() - least(${LATE_COMMIT_SECONDS}, nullif(q.delete_after_seconds, 0), nullif(q.failed_delete_after_seconds, 0),
       q.retention_seconds) * interval '1 second'
 ), k AS MATERIALIZED (
-  SELECT w.queue, array_agg(w.since ORDER BY w.since) AS starts, array_agg(w.until ORDER BY w.since) AS ends,
-    array_agg(w.captured_on ORDER BY w.since) AS captured, min(w.since) AS lo, max(w.until) AS hi
+  SELECT w.queue, array_agg(w.since ORDER BY w.since, w.captured_on) AS starts, array_agg(w.until ORDER BY w.since, w.captured_on) AS ends,
+    array_agg(w.captured_on ORDER BY w.since, w.captured_on) AS captured, min(w.since) AS lo, max(w.until) AS hi
   FROM w GROUP BY w.queue
 ), j AS (
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM ${s}.jobs j
   WHERE j.state > 'active' AND j.completed_on > (SELECT min(k.lo) FROM k) AND j.queue IN (SELECT k.queue FROM k)
   UNION ALL
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN ${s}.jobs j ON j.queue = k.queue
-  WHERE j.state < 'active' AND j.created_on > k.lo
+  WHERE j.state < 'active' AND j.start_after > k.lo AND j.created_on > k.lo
   UNION ALL
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN ${s}.jobs j ON j.queue = k.queue
   WHERE j.state = 'active' AND j.created_on > k.lo
-), n AS (
-  SELECT k.queue, k.captured[v.i] AS captured_on, count(*) FILTER (WHERE v.kind = 'c')::int AS created,
-    count(*) FILTER (WHERE v.kind = 'd')::int AS completed, count(*) FILTER (WHERE v.kind = 'f')::int AS failed
+), x AS (
+  -- each row's windows: a binary search of the windows' starts (width_bucket: the last start at or before the time;
+  -- a time equal to a start is the previous window's end), then both bounds checked, so that a time between two
+  -- windows, or before the first, has none. OFFSET 0 keeps each search done once per row (a flattened subquery would
+  -- repeat it in every expression that reads it).
+  SELECT j.queue, j.state,
+    CASE WHEN a.ci >= 1 AND j.created_on > k.starts[a.ci] AND j.created_on <= k.ends[a.ci] THEN a.ci END AS ci,
+    CASE WHEN a.di >= 1 AND j.completed_on > k.starts[a.di] AND j.completed_on <= k.ends[a.di] THEN a.di END AS di
   FROM j JOIN k ON k.queue = j.queue
-  CROSS JOIN LATERAL (VALUES ('c', ${WINDOW('j.created_on')}),
-    ('d', CASE WHEN j.state = 'completed' THEN ${WINDOW('j.completed_on')} END),
-    ('f', CASE WHEN j.state = 'failed' THEN ${WINDOW('j.completed_on')} END)) v(kind, i)
-  WHERE v.i IS NOT NULL
+  CROSS JOIN LATERAL (SELECT width_bucket(j.created_on, k.starts) AS cb, width_bucket(j.completed_on, k.starts) AS db OFFSET 0) b
+  CROSS JOIN LATERAL (SELECT b.cb - (j.created_on = k.starts[b.cb])::int AS ci, b.db - (j.completed_on = k.starts[b.db])::int AS di
+    OFFSET 0) a
+), g AS (
+  SELECT x.queue, x.ci, x.di, x.state, count(*)::int AS n FROM x
+  WHERE x.ci IS NOT NULL OR (x.di IS NOT NULL AND x.state IN ('completed', 'failed'))
+  GROUP BY 1, 2, 3, 4
+), n AS (
+  SELECT u.queue, k.captured[u.i] AS captured_on, sum(u.c)::int AS created, sum(u.d)::int AS completed, sum(u.f)::int AS failed
+  FROM (
+    SELECT g.queue, g.ci AS i, g.n AS c, 0 AS d, 0 AS f FROM g WHERE g.ci IS NOT NULL
+    UNION ALL
+    SELECT g.queue, g.di, 0, CASE WHEN g.state = 'completed' THEN g.n ELSE 0 END, CASE WHEN g.state = 'failed' THEN g.n ELSE 0 END
+    FROM g WHERE g.di IS NOT NULL AND g.state IN ('completed', 'failed')
+  ) u JOIN k ON k.queue = u.queue
   GROUP BY 1, 2
 ), raised AS (
   UPDATE ${s}.queue_stats x SET created_delta = greatest(x.created_delta, n.created),
     completed_delta = greatest(x.completed_delta, n.completed), failed_delta = greatest(x.failed_delta, n.failed)
   FROM n
-  WHERE x.queue = n.queue AND x.captured_on = n.captured_on
+  WHERE x.queue = n.queue AND x.captured_on = n.captured_on AND x.captured_on > now() - interval '${LATE_COMMIT_SECONDS + 10} seconds'
     AND (n.created > x.created_delta OR n.completed > x.completed_delta OR n.failed > x.failed_delta)
   RETURNING 1
 )

@@ -2303,38 +2303,52 @@ WITH w AS MATERIALIZED (
   SELECT x.queue, x.captured_on, x.delta_on - x.delta_seconds * interval '1 second' AS since, x.delta_on AS until
   FROM "pgqueue".queues q JOIN "pgqueue".queue_stats x ON x.queue = q.name
   WHERE NOT q.remove_on_complete AND x.captured_on < now() AND x.delta_seconds IS NOT NULL
+    AND x.captured_on > now() - interval '3610 seconds'
     AND x.delta_on > now() - least(3600, nullif(q.delete_after_seconds, 0), nullif(q.failed_delete_after_seconds, 0),
       q.retention_seconds) * interval '1 second'
 ), k AS MATERIALIZED (
-  SELECT w.queue, array_agg(w.since ORDER BY w.since) AS starts, array_agg(w.until ORDER BY w.since) AS ends,
-    array_agg(w.captured_on ORDER BY w.since) AS captured, min(w.since) AS lo, max(w.until) AS hi
+  SELECT w.queue, array_agg(w.since ORDER BY w.since, w.captured_on) AS starts, array_agg(w.until ORDER BY w.since, w.captured_on) AS ends,
+    array_agg(w.captured_on ORDER BY w.since, w.captured_on) AS captured, min(w.since) AS lo, max(w.until) AS hi
   FROM w GROUP BY w.queue
 ), j AS (
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM "pgqueue".jobs j
   WHERE j.state > 'active' AND j.completed_on > (SELECT min(k.lo) FROM k) AND j.queue IN (SELECT k.queue FROM k)
   UNION ALL
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN "pgqueue".jobs j ON j.queue = k.queue
-  WHERE j.state < 'active' AND j.created_on > k.lo
+  WHERE j.state < 'active' AND j.start_after > k.lo AND j.created_on > k.lo
   UNION ALL
   SELECT j.queue, j.state, j.created_on, j.completed_on FROM k JOIN "pgqueue".jobs j ON j.queue = k.queue
   WHERE j.state = 'active' AND j.created_on > k.lo
-), n AS (
-  SELECT k.queue, k.captured[v.i] AS captured_on, count(*) FILTER (WHERE v.kind = 'c')::int AS created,
-    count(*) FILTER (WHERE v.kind = 'd')::int AS completed, count(*) FILTER (WHERE v.kind = 'f')::int AS failed
+), x AS (
+  -- each row's windows: a binary search of the windows' starts (width_bucket: the last start at or before the time;
+  -- a time equal to a start is the previous window's end), then both bounds checked, so that a time between two
+  -- windows, or before the first, has none. OFFSET 0 keeps each search done once per row (a flattened subquery would
+  -- repeat it in every expression that reads it).
+  SELECT j.queue, j.state,
+    CASE WHEN a.ci >= 1 AND j.created_on > k.starts[a.ci] AND j.created_on <= k.ends[a.ci] THEN a.ci END AS ci,
+    CASE WHEN a.di >= 1 AND j.completed_on > k.starts[a.di] AND j.completed_on <= k.ends[a.di] THEN a.di END AS di
   FROM j JOIN k ON k.queue = j.queue
-  CROSS JOIN LATERAL (VALUES ('c', (SELECT CASE WHEN i >= 1 AND j.created_on <= k.ends[i] THEN i END
-      FROM (SELECT width_bucket(j.created_on, k.starts) - (j.created_on = k.starts[width_bucket(j.created_on, k.starts)])::int AS i) b)),
-    ('d', CASE WHEN j.state = 'completed' THEN (SELECT CASE WHEN i >= 1 AND j.completed_on <= k.ends[i] THEN i END
-      FROM (SELECT width_bucket(j.completed_on, k.starts) - (j.completed_on = k.starts[width_bucket(j.completed_on, k.starts)])::int AS i) b) END),
-    ('f', CASE WHEN j.state = 'failed' THEN (SELECT CASE WHEN i >= 1 AND j.completed_on <= k.ends[i] THEN i END
-      FROM (SELECT width_bucket(j.completed_on, k.starts) - (j.completed_on = k.starts[width_bucket(j.completed_on, k.starts)])::int AS i) b) END)) v(kind, i)
-  WHERE v.i IS NOT NULL
+  CROSS JOIN LATERAL (SELECT width_bucket(j.created_on, k.starts) AS cb, width_bucket(j.completed_on, k.starts) AS db OFFSET 0) b
+  CROSS JOIN LATERAL (SELECT b.cb - (j.created_on = k.starts[b.cb])::int AS ci, b.db - (j.completed_on = k.starts[b.db])::int AS di
+    OFFSET 0) a
+), g AS (
+  SELECT x.queue, x.ci, x.di, x.state, count(*)::int AS n FROM x
+  WHERE x.ci IS NOT NULL OR (x.di IS NOT NULL AND x.state IN ('completed', 'failed'))
+  GROUP BY 1, 2, 3, 4
+), n AS (
+  SELECT u.queue, k.captured[u.i] AS captured_on, sum(u.c)::int AS created, sum(u.d)::int AS completed, sum(u.f)::int AS failed
+  FROM (
+    SELECT g.queue, g.ci AS i, g.n AS c, 0 AS d, 0 AS f FROM g WHERE g.ci IS NOT NULL
+    UNION ALL
+    SELECT g.queue, g.di, 0, CASE WHEN g.state = 'completed' THEN g.n ELSE 0 END, CASE WHEN g.state = 'failed' THEN g.n ELSE 0 END
+    FROM g WHERE g.di IS NOT NULL AND g.state IN ('completed', 'failed')
+  ) u JOIN k ON k.queue = u.queue
   GROUP BY 1, 2
 ), raised AS (
   UPDATE "pgqueue".queue_stats x SET created_delta = greatest(x.created_delta, n.created),
     completed_delta = greatest(x.completed_delta, n.completed), failed_delta = greatest(x.failed_delta, n.failed)
   FROM n
-  WHERE x.queue = n.queue AND x.captured_on = n.captured_on
+  WHERE x.queue = n.queue AND x.captured_on = n.captured_on AND x.captured_on > now() - interval '3610 seconds'
     AND (n.created > x.created_delta OR n.completed > x.completed_delta OR n.failed > x.failed_delta)
   RETURNING 1
 )
