@@ -20,7 +20,8 @@ export function renderPage(s: DashboardSnapshot, base: string, schema: string): 
   const sections = HEADINGS.map(
     ([id, title]) => `<section><h2>${esc(title)}</h2><div id="${id}">${renderSection(id, s, base)}</div></section>`,
   ).join('\n');
-  const body = `<div id="alerts">${renderSection('alerts', s)}</div>
+  const body = `<form class="search" method="get" action="${esc(base)}/search"><input type="search" name="q" placeholder="job id, singleton key or dedupe key" aria-label="search jobs"><button type="submit">Search</button></form>
+<div id="alerts">${renderSection('alerts', s)}</div>
 <div id="tiles" class="tiles">${renderSection('tiles', s)}</div>
 `;
   return documentOf(s.version, base, body + sections + '\n' + howItWorks(schema), true);

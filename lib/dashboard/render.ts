@@ -42,6 +42,11 @@ export function jobLink(base: string, id: string, text = id): string {
   return `<a class="job" href="${esc(base)}/jobs/${esc(encodeURIComponent(id))}">${esc(text)}</a>`;
 }
 
+/** A link to the page of queue `name` (the dashboard is at `base`). */
+export function queueLink(base: string, name: string): string {
+  return `<a class="queue" href="${esc(base)}/queues/${esc(encodeURIComponent(name))}">${esc(name)}</a>`;
+}
+
 /** A table; without rows, its column headers above `empty` (an operator sees what would be listed). */
 function table(headers: string[], rows: string[][], empty: string): string {
   const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
@@ -132,9 +137,9 @@ function depthChart(s: DashboardSnapshot): string {
 <p class="legend">${legend} <span class="scale">peak ${esc(count(max))}</span></p>`;
 }
 
-function queues(s: DashboardSnapshot): string {
+function queues(s: DashboardSnapshot, base: string): string {
   const rows = s.queues.map((q) => [
-    `${esc(q.name)}${q.paused ? ' <span class="badge">paused</span>' : ''}`,
+    `${queueLink(base, q.name)}${q.paused ? ' <span class="badge">paused</span>' : ''}`,
     esc(q.policy),
     esc(count(q.waiting, q.waitingOver)),
     esc(count(q.ready, q.readyOver)),
@@ -237,7 +242,7 @@ export function renderSection(id: SectionId, s: DashboardSnapshot, base = ''): s
     case 'throughput':
       return throughput(s);
     case 'queues':
-      return queues(s);
+      return queues(s, base);
     case 'workers':
       return workers(s);
     case 'feed':

@@ -4,16 +4,15 @@
 // 'unsafe-inline' and X-Frame-Options DENY, and a request from another site's page is refused before any work. It is
 // never mounted open by accident: without guards it refuses to start, unless `localOnly: true` asks for this host
 // only (never in production). Every job's data, output and error goes through `redact` before it leaves.
-import { readFile } from 'node:fs/promises';
 import {
   Controller,
   Get,
   Header,
   Inject,
-  Injectable,
   Optional,
   Module,
   Param,
+  Query,
   Req,
   Res,
   ServiceUnavailableException,
@@ -21,32 +20,32 @@ import {
   UseGuards,
   type CanActivate,
   type DynamicModule,
-  type ExecutionContext,
   type MessageEvent,
   type MiddlewareConsumer,
   type NestModule,
-  type OnModuleDestroy,
   type OnModuleInit,
   type Type,
 } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { DashboardSampler, type SamplerSource } from '../core/dashboard/sampler.js';
-import { SnapshotRedactor } from '../core/dashboard/redacted.js';
-import { SnapshotEncoder } from '../core/dashboard/stream.js';
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
-import { runtimeOf } from '../core/pg-queue.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
+import { parseQueuePageQuery, readQueueView, type QueuePageQuery } from '../core/dashboard/queue-view.js';
+import { parseSearchQuery, searchJobs, type SearchQuery } from '../core/dashboard/search.js';
 import { withDeadline } from '../core/runtime/deadline.js';
 import { publicError } from '../core/http/public-error.js';
-import { operatorGate, type ReadGate } from '../core/http/read-gate.js';
 import { redactOption, type Redact } from '../core/http/redact.js';
 import { packageVersion } from '../core/runtime/version.js';
 import { renderJobPage, renderMissingJobPage, renderUnreadableJobPage } from '../dashboard/job-page.js';
 import { renderPage } from '../dashboard/page.js';
+import { renderMissingQueuePage, renderProblemPage, renderQueuePage } from '../dashboard/queue-page.js';
+import { renderSearchPage } from '../dashboard/search-page.js';
+import { DashboardHost, REDACT } from './dashboard-host.js';
+import { LoopbackOnlyGuard, refuseLocalOnlyInProduction } from './dashboard-local.js';
 import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, routePath, SameOriginOnly } from './mount.js';
-import { QueueService } from './queue.service.js';
 
+export { DashboardHost } from './dashboard-host.js';
+export { isLocalHost, isLoopback, LoopbackOnlyGuard } from './dashboard-local.js';
 export type { Redact, RedactedError } from '../core/http/redact.js';
 
 export interface QueueDashboardOptions {
@@ -74,8 +73,8 @@ export interface QueueDashboardOptions {
   redact?: Redact;
 }
 
-/** How long a job view waits for its turn and its read before it answers 503. */
-const JOB_VIEW_DEADLINE_MS = 10_000;
+/** How long a job view, a queue's page or a search waits for its turn and its reads before it answers 503. */
+const READ_DEADLINE_MS = 10_000;
 
 /** Event streams one app serves at once; the next page is answered 503 (it falls back to reloading). */
 export const MAX_EVENT_STREAMS = 100;
@@ -89,150 +88,18 @@ export const MAX_PENDING_EVENT_CHARS = 1024 * 1024;
 /** The security headers of every response of the dashboard. */
 export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',
 };
 
-interface HttpRequest {
-  headers: Record<string, string | string[] | undefined>;
-  socket?: { remoteAddress?: string };
-  raw?: { socket?: { remoteAddress?: string } };
-}
-
-/** An address of this host: IPv4 127/8, IPv6 ::1, or either mapped. */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return a === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(a);
-}
-
-/** A Host header that names this host: localhost, 127/8 or [::1], with any port. */
-export function isLocalHost(host: string | undefined): boolean {
-  if (!host) return false;
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-  return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
-}
-
-/** Headers by which a proxy says it forwarded a request. */
-const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'];
-
-/**
- * The guard of `localOnly`: this host only. A request that came through a proxy (which may well run on
- * this host) says so in its headers and is refused, so that a proxy does not open the dashboard to the network; a
- * Host that is not this host's name (a page elsewhere whose name was rebound to 127.0.0.1) is refused too. A proxy
- * that adds no forwarding header cannot be told from a local client: behind one, configure guards.
- */
-@Injectable()
-export class LoopbackOnlyGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<HttpRequest>();
-    const proxied = PROXY_HEADERS.some((h) => req.headers[h] !== undefined);
-    const host = req.headers.host;
-    return (
-      !proxied &&
-      isLocalHost(typeof host === 'string' ? host : undefined) &&
-      isLoopback(req.socket?.remoteAddress ?? req.raw?.socket?.remoteAddress)
-    );
-  }
-}
-
 /** Sets DASHBOARD_HEADERS on every response of the dashboard's routes, a guard's refusal included. */
 const DashboardHeaders = headersMiddleware(DASHBOARD_HEADERS);
 
 /** The `localOnly` option, for the module's check at start. */
 const LOCAL_ONLY = Symbol('pgqueue:dashboard-local-only');
-
-/** localOnly's refusal in production: a proxy on this host that adds no forwarding header looks local. */
-function refuseLocalOnlyInProduction(): void {
-  if (process.env.NODE_ENV === 'production')
-    throw new InvalidOptionError(
-      'localOnly',
-      'absent when NODE_ENV is production: give guards (a proxy on this host without forwarding headers looks local)',
-      true,
-    );
-}
-
-/** The `redact` option, for the host and the job view. */
-const REDACT = Symbol('pgqueue:dashboard-redact');
-
-/** The engine's sampler and the page's assets, one per app. */
-@Injectable()
-export class DashboardHost implements OnModuleDestroy {
-  readonly sampler: DashboardSampler;
-  private readonly assets = new Map<string, Promise<string>>();
-
-  /** The engine's statements and connections, as the sampler and the job view read them. */
-  readonly source: SamplerSource;
-
-  /** The snapshots as `redact` lets them be seen: what every route and stream sends. */
-  private readonly redactor: SnapshotRedactor;
-
-  constructor(
-    private readonly queue: QueueService,
-    @Inject(REDACT) redact: { fn: Redact | undefined },
-  ) {
-    this.redactor = new SnapshotRedactor(redact.fn);
-    this.source = {
-      get statements() {
-        return runtimeOf(queue).statements;
-      },
-      connect: () => runtimeOf(queue).connect(),
-      get prepared() {
-        return runtimeOf(queue).namesStatements;
-      },
-      lost: (err) => runtimeOf(queue).lostPreparedStatement(err),
-    };
-    this.sampler = new DashboardSampler(this.source);
-  }
-
-  get schema(): string {
-    return runtimeOf(this.queue).config.schema;
-  }
-
-  /** The stream's events, serialised once per snapshot whatever the number of viewers. */
-  readonly encoder = new SnapshotEncoder();
-
-  /** Open event streams, ended when the app closes (an open stream would hold the server's close). */
-  readonly streams = new Set<{ complete(): void }>();
-
-  /** The latest snapshot while the sampler runs, else a sample read now (the last one may be hours old); redacted. */
-  async snapshot(): Promise<DashboardSnapshot> {
-    return this.view(this.sampler.live && this.sampler.snapshot ? this.sampler.snapshot : await this.sampler.sampleNow());
-  }
-
-  /** A snapshot of the sampler's as it may be seen (redact applied once per snapshot, whatever the viewers). */
-  view(s: DashboardSnapshot): DashboardSnapshot {
-    return this.redactor.view(s);
-  }
-
-  /** The turn a request's own reads wait for: a flood of job views never takes the workers' connections. */
-  get reads(): ReadGate {
-    const max = (runtimeOf(this.queue).connectionOptions as { max?: number }).max;
-    return operatorGate(runtimeOf(this.queue), typeof max === 'number' ? max : 10);
-  }
-
-  /** A file of the page, read once: app.js and app.css (assets/), render.js (compiled beside page.js). */
-  asset(name: 'app.js' | 'app.css' | 'render.js'): Promise<string> {
-    let text = this.assets.get(name);
-    if (!text) {
-      const url = new URL(name === 'render.js' ? '../dashboard/render.js' : `../dashboard/assets/${name}`, import.meta.url);
-      text = readFile(url, 'utf8');
-      // a read that failed is tried again by the next request
-      text.catch(() => this.assets.delete(name));
-      this.assets.set(name, text);
-    }
-    return text;
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    for (const stream of this.streams) stream.complete();
-    this.streams.clear();
-    await this.sampler.stop();
-  }
-}
 
 /** The request's path without its query, and without a trailing slash. */
 function pathOf(req: { originalUrl?: string; url: string }): string {
@@ -269,8 +136,8 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
         // the turn stays held until the read ends, however late, so that views given up on cannot pile up
         view = await withDeadline(
           this.host.reads.run(() => readJobView(this.host.source, id)),
-          JOB_VIEW_DEADLINE_MS,
-          `the job could not be read within ${JOB_VIEW_DEADLINE_MS / 1000} s`,
+          READ_DEADLINE_MS,
+          `the job could not be read within ${READ_DEADLINE_MS / 1000} s`,
         );
       } catch (err) {
         // the database is away or too slow (the read's statement_timeout): say so, as the main page does
@@ -280,6 +147,75 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
       if (view) return renderJobPage(view, packageVersion(), base, this.redact.fn);
       res.status(404);
       return renderMissingJobPage(id, packageVersion(), base);
+    }
+
+    @Get('queues/:name')
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    async queuePage(
+      @Param('name') name: string,
+      @Query() query: Record<string, unknown>,
+      @Req() req: { originalUrl?: string; url: string },
+      @Res({ passthrough: true }) res: { status(code: number): unknown },
+    ): Promise<string> {
+      const base = pathOf(req).replace(/\/queues\/[^/]*$/, '');
+      const problem = (code: number, title: string, message: string) => {
+        res.status(code);
+        return renderProblemPage(title, message, packageVersion(), base);
+      };
+      let q: QueuePageQuery;
+      try {
+        q = parseQueuePageQuery(query);
+      } catch (err) {
+        if (err instanceof InvalidOptionError) return problem(400, 'Bad request', err.message);
+        throw err;
+      }
+      try {
+        const view = await this.read(() => readQueueView(this.host.queue, name, q, this.host.persisted), 'the queue');
+        if (view) return renderQueuePage(view, packageVersion(), base, this.redact.fn);
+        res.status(404);
+        return renderMissingQueuePage(name, packageVersion(), base);
+      } catch (err) {
+        // a name no queue can have, or a cursor past what the browser gave
+        if (err instanceof InvalidOptionError) return problem(400, 'Bad request', err.message);
+        return problem(503, `Queue ${name}`, `The database cannot be read: ${publicError(err)}.`);
+      }
+    }
+
+    @Get('search')
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    async search(
+      @Query() query: Record<string, unknown>,
+      @Req() req: { originalUrl?: string; url: string },
+      @Res({ passthrough: true }) res: { status(code: number): unknown; header(name: string, value: string): unknown },
+    ): Promise<string> {
+      const base = pathOf(req).replace(/\/search$/, '');
+      let q: SearchQuery;
+      try {
+        q = parseSearchQuery(query);
+      } catch (err) {
+        if (err instanceof InvalidOptionError) {
+          res.status(400);
+          return renderProblemPage('Bad request', err.message, packageVersion(), base);
+        }
+        throw err;
+      }
+      try {
+        const result = await this.read(() => searchJobs(this.host.queue, q), 'the search');
+        if (result.kind === 'list') return renderSearchPage(q, result, packageVersion(), base, this.redact.fn);
+        // one job found: straight to its view
+        const to = `${base}/jobs/${encodeURIComponent(result.id)}`;
+        res.status(302);
+        res.header('Location', to);
+        return renderProblemPage('Found', `Job ${result.id}: ${to}`, packageVersion(), base);
+      } catch (err) {
+        res.status(503);
+        return renderProblemPage('Search', `The database cannot be read: ${publicError(err)}.`, packageVersion(), base);
+      }
+    }
+
+    /** `fn` in the dashboard's turn (reads), answered within READ_DEADLINE_MS; the turn is held until it ends. */
+    private read<T>(fn: () => Promise<T>, what: string): Promise<T> {
+      return withDeadline(this.host.reads.run(fn), READ_DEADLINE_MS, `${what} could not be read within ${READ_DEADLINE_MS / 1000} s`);
     }
 
     @Get('snapshot')
