@@ -153,6 +153,8 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       fifoWait: smallint('fifo_wait').notNull().default(0),
       // the last failed attempt's error, with when and which attempt (migration 10)
       lastError: jsonb('last_error'),
+      // the attempts that failed, the 20 most recent (migration 18)
+      attempts: jsonb('attempts'),
     },
     (t) => [
       primaryKey({ name: 'jobs_pkey', columns: [t.queue, t.id] }),
@@ -181,6 +183,10 @@ export function createQueueSchema<S extends string = 'pgqueue'>(name: S = 'pgque
       index('jobs_finished_on_idx')
         .on(t.completedOn)
         .where(sql`state > 'active'`),
+      // a dead-letter copy by its source, for the job view (migration 18)
+      index('jobs_source_idx')
+        .on(t.sourceName, t.sourceId)
+        .where(sql`source_id IS NOT NULL`),
       index('jobs_retry_idx')
         .on(t.startAfter)
         .where(sql`state = 'retry'`),

@@ -2,7 +2,8 @@
 // output as `redact` lets them be shown. Rendered on the server only; like the main page, everything stored goes
 // through esc().
 import type { JobView } from '../core/dashboard/job-view.js';
-import { redactJob, type Redact, type RedactedError, type Shown } from '../core/http/redact.js';
+import { redactJob, type Redact, type RedactedError, type RedactedJob, type Shown } from '../core/http/redact.js';
+import type { AttemptView } from '../core/dashboard/attempts.js';
 import type { JobWithMetadata } from '../core/types.js';
 import { boundedJson, Unrenderable } from './bounded-json.js';
 import { documentOf } from './page.js';
@@ -14,8 +15,11 @@ export type { Redact } from '../core/http/redact.js';
 export const SHOWN_JSON_MAX = 64 * 1024;
 
 /** The job's data, output and last error as the page shows them: JSON text, or why it is not shown. */
-export function shownValues(job: JobWithMetadata, redact: Redact | undefined): { data: string; output: string; error: RedactedError } {
-  const shown = redactJob(job, redact);
+export function shownValues(
+  job: JobWithMetadata,
+  redact: Redact | undefined,
+  shown: RedactedJob = redactJob(job, redact),
+): { data: string; output: string; error: RedactedError } {
   const text = (v: Shown<unknown>) => ('hidden' in v ? v.hidden : json(v.value));
   const error = shown.lastError;
   return {
@@ -47,6 +51,60 @@ function time(d: Date | null, now: number, empty = '–'): string {
 
 function row(label: string, html: string): string {
   return `<tr><th scope="row">${esc(label)}</th><td>${html}</td></tr>`;
+}
+
+/** How each ending of an attempt reads. */
+const OUTCOMES: Record<AttemptView['outcome'], string> = {
+  failed: 'failed',
+  'lease-expired': 'the lease ran out',
+  running: 'running',
+  completed: 'completed',
+};
+
+/**
+ * An attempt's error as it may be shown: as stored without redact; with it, as redact(job) shows the job's last error
+ * when that attempt's error is the job's lastError (each attempt's error passes through redact as the last one does).
+ */
+function attemptError(a: AttemptView, job: JobWithMetadata, redact: Redact | undefined): AttemptView['error'] | 'hidden' {
+  if (!a.error || !redact) return a.error;
+  const as = { ...a.error, stack: a.error.stack ?? undefined, on: a.endedOn ?? job.lastError?.on ?? new Date(0), attempt: a.attempt };
+  const shown = redactJob({ ...job, lastError: as }, redact).lastError;
+  if (!('value' in shown) || !shown.value) return 'hidden';
+  return { name: shown.value.name, message: shown.value.message, stack: shown.value.stack ?? null };
+}
+
+/** The attempts, oldest first: who ran each, when, how it ended, and its error. */
+function attemptsSection(view: JobView, redact: Redact | undefined): string {
+  if (view.attempts.length === 0) return '';
+  const rows = view.attempts
+    .map((a) => {
+      const e = attemptError(a, view.job, redact);
+      const span = a.startedOn && a.endedOn ? duration((a.endedOn.getTime() - a.startedOn.getTime()) / 1000) : '–';
+      const error =
+        e === 'hidden'
+          ? '<span class="muted">hidden by redact(job)</span>'
+          : e
+            ? `<span class="error">${esc(e.name)}: ${esc(e.message)}</span>${e.stack ? `<details><summary>stack</summary><pre class="stack">${esc(e.stack)}</pre></details>` : ''}`
+            : '';
+      return `<tr data-attempt="${esc(a.attempt)}"><td>${esc(a.attempt)}</td><td>${esc(OUTCOMES[a.outcome])}</td><td>${esc(a.worker ?? '–')}</td><td>${esc(a.startedOn?.toISOString() ?? '–')}</td><td>${esc(a.endedOn?.toISOString() ?? '–')}</td><td>${esc(span)}</td><td>${error}</td></tr>`;
+    })
+    .join('');
+  return `<section><h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>Outcome</th><th>Worker</th><th>Started</th><th>Ended</th><th>Took</th><th>Error</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
+/** The jobs linked to it: its flow's parents and children, its dead-letter copies. */
+function linksSection(view: JobView, base: string): string {
+  const part = (kind: keyof JobView['links'], title: string) => {
+    const { jobs, more } = view.links[kind];
+    if (jobs.length === 0) return '';
+    const items = jobs
+      .map((l) => `<li>${jobLink(base, l.id)} <span class="queue">${esc(l.queue)}</span> <span class="state">${esc(l.state)}</span></li>`)
+      .join('');
+    return `<h3>${esc(title)}</h3><ul class="links" data-kind="${esc(kind)}">${items}${more ? '<li class="muted">and more: the first ones are listed</li>' : ''}</ul>`;
+  };
+  const parts =
+    part('parent', 'Waits for (flow parents)') + part('child', 'Waited for by (flow children)') + part('copy', 'Dead-letter copies');
+  return parts ? `<section><h2>Linked jobs</h2>${parts}</section>` : '';
 }
 
 /** The job page. `base`: the dashboard's path, without a trailing slash. */
@@ -85,7 +143,8 @@ export function renderJobPage(view: JobView, version: string, base: string, reda
     row('Copied from', job.sourceId ? `${jobLink(base, job.sourceId)} <span class="muted">(${esc(job.sourceName ?? '')})</span>` : '–'),
     row('Kept until', time(job.keepUntil, now, 'while it waits')),
   ].join('');
-  const shown = shownValues(job, redact);
+  const redacted = redactJob(job, redact);
+  const shown = shownValues(job, redact, redacted);
   const e = shown.error;
   const error = job.lastError
     ? `<section><h2>Last error · attempt ${esc(job.lastError.attempt)}, ${time(job.lastError.on, now)}</h2>
@@ -96,6 +155,8 @@ ${e ? `<p class="error">${esc(e.name)}: ${esc(e.message)}</p>${e.stack ? `<pre c
 ${reasons}
 <section><h2>Fields</h2><table class="fields"><tbody>${fields}</tbody></table></section>
 ${error}
+${attemptsSection(view, redact)}
+${linksSection(view, base)}
 <section><h2>Data</h2><pre class="json">${esc(shown.data)}</pre></section>
 <section><h2>Output</h2><pre class="json">${esc(shown.output)}</pre></section>`;
   return documentOf(version, base, body, false, `Job ${job.id} · pgqueue`);

@@ -31,6 +31,7 @@ import { subscriptions } from './0014_subscriptions.js';
 import { fillfactor } from './0015_fillfactor.js';
 import { unworked } from './0016_unworked.js';
 import { statsPartitions } from './0017_stats_partitions.js';
+import { attempts } from './0018_attempts.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   init,
@@ -50,4 +51,5 @@ export const MIGRATIONS: readonly Migration[] = [
   fillfactor,
   unworked,
   statsPartitions,
+  attempts,
 ];

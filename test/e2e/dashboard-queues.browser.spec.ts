@@ -14,8 +14,7 @@ import { QueueDashboardModule } from 'nestjs-pgqueue/dashboard';
 import { launchBrowser } from '../helpers/browser.js';
 import { dropSchema, testPool, testUrl, uniqueSchema } from '../helpers/db.js';
 
-/** The page's document as the functions that run in the browser use it (the project compiles without the DOM's types). */
-declare const document: { querySelectorAll(selector: string): { length: number } };
+/** The page's window as the functions that run in the browser use it (the project compiles without the DOM's types). */
 declare const window: { __pwned?: number };
 
 const SHOTS = process.env.PGQUEUE_SCREENSHOTS ?? join(tmpdir(), 'pgqueue-screenshots');
@@ -122,11 +121,40 @@ describe.each(['express', 'fastify'] as const)('the queue pages in a browser on 
     await page.waitForSelector('a:text("← Newest")');
     const second = await page.$$eval('table.browser tbody tr', (rows) => rows.map((r) => r.getAttribute('data-id')));
     expect(second).toHaveLength(50);
-    expect(BigInt(second[0]!)).toBeLessThan(BigInt(first.at(-1)!));
+    expect(BigInt(second[0] ?? 0)).toBeLessThan(BigInt(first.at(-1) ?? 0));
     await page.click('a.next');
     await page.waitForSelector('text=No older jobs.');
     expect(await page.$$eval('table.browser tbody tr', (rows) => rows.length)).toBe(20);
     expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
+  });
+
+  it('a job view shows every attempt with its error, and the flow the job belongs to', async () => {
+    const queue = app.get(QueueService);
+    await queue.createQueue('shop.pay', { retryLimit: 2 });
+    await queue.createQueue('shop.ship');
+    const ids = await queue.flow([
+      { name: 'shop.pay', ref: 'pay', data: {} },
+      { name: 'shop.ship', ref: 'ship', data: {}, dependsOn: ['pay'] },
+    ]);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const [job] = await queue.fetch('shop.pay');
+      expect(job!.id).toBe(ids.pay);
+      await queue.fail('shop.pay', ids.pay!, new Error(`<i>declined ${attempt}</i>`));
+    }
+    await page.goto(`${url}/jobs/${ids.pay}`);
+    await page.waitForSelector('table.attempts');
+    const rows = await page.$$eval('table.attempts tbody tr', (trs) => trs.map((tr) => tr.textContent ?? ''));
+    expect(rows).toHaveLength(3);
+    rows.forEach((row, i) => expect(row).toContain(`<i>declined ${i}</i>`));
+    expect(await page.$$('table.attempts i')).toHaveLength(0);
+    // each stack opens under its attempt
+    await page.click('table.attempts tr[data-attempt="3"] summary');
+    expect(await page.textContent('table.attempts tr[data-attempt="3"] pre.stack')).toContain('declined 2');
+    expect(await page.textContent('ul.links[data-kind="child"]')).toContain(ids.ship!);
+    if (platform === 'express') await page.screenshot({ path: join(SHOTS, 'dashboard-attempts.png'), fullPage: true });
+    await page.click(`ul.links[data-kind="child"] a.job`);
+    await page.waitForSelector('ul.links[data-kind="parent"]');
+    expect(await page.textContent('ul.links[data-kind="parent"]')).toContain('failed');
   });
 
   it("searches by key from the queue's page and lands on the job's view", async () => {

@@ -2,6 +2,7 @@
 // rendering: everything stored shown as text, data and output only as redact(job) allows.
 import { waitReasons, type JobFacts, type JobView, type QueueWorkers } from '../../lib/core/dashboard/job-view.js';
 import type { JobWithMetadata } from '../../lib/core/types.js';
+import { attemptsOf } from '../../lib/core/dashboard/attempts.js';
 import { renderJobPage, renderMissingJobPage, shownValues, SHOWN_JSON_MAX } from '../../lib/dashboard/job-page.js';
 
 const now = 1_800_000_000_000;
@@ -127,7 +128,17 @@ const job = (over: Partial<JobWithMetadata> = {}): JobWithMetadata => ({
   lastError: { name: 'Error', message: '<img src=x onerror=alert(1)>', on: new Date(now - 5000), attempt: 3 },
   ...over,
 });
-const view = (j: JobWithMetadata, reasons: JobView['reasons'] = []): JobView => ({ job: j, policy: 'standard', group: null, now, reasons });
+const noLinks = { jobs: [], more: false };
+const view = (j: JobWithMetadata, reasons: JobView['reasons'] = [], more: Partial<JobView> = {}): JobView => ({
+  job: j,
+  policy: 'standard',
+  group: null,
+  now,
+  reasons,
+  attempts: [],
+  links: { parent: noLinks, child: noLinks, copy: noLinks },
+  ...more,
+});
 
 describe('the job page', () => {
   it('shows the stored error as text, and the reasons with links to the job that holds it back', () => {
@@ -185,5 +196,87 @@ describe('the job page', () => {
     const big = shownValues(job({ data: 'x'.repeat(SHOWN_JSON_MAX + 10) }), undefined).data;
     expect(big).toContain('cut at 65,536 characters: the rest is not shown');
     expect(big.length).toBeLessThan(SHOWN_JSON_MAX + 100);
+  });
+
+  it('lists the attempts with their errors and stacks, and the linked jobs, all as text', () => {
+    const j = job({ output: { sent: false } });
+    const attempts = attemptsOf(j, [
+      {
+        attempt: 1,
+        worker: 'w<1>',
+        startedOn: new Date(now - 9000).toISOString(),
+        endedOn: new Date(now - 8500).toISOString(),
+        name: 'LeaseExpiredError',
+        message: 'lease of 900 seconds ran out (worker w1)',
+      },
+      { attempt: 2, worker: 'w2', startedOn: null, endedOn: null, name: 'Error', message: 'two' },
+      {
+        attempt: 3,
+        worker: 'w3',
+        startedOn: null,
+        endedOn: null,
+        name: 'Error',
+        message: '<b>three</b>',
+        stack: 'Error: <b>three</b>\n  at x',
+      },
+    ]);
+    const links = {
+      parent: { jobs: [{ queue: 'up<>', id: '7', state: 'completed' as const }], more: false },
+      child: { jobs: [], more: false },
+      copy: { jobs: [{ queue: 'dlq', id: '9', state: 'created' as const }], more: true },
+    };
+    const html = renderJobPage(view(j, [], { attempts, links }), '1.2.3', '/queues', undefined);
+    expect(html).toContain('<td>the lease ran out</td><td>w&lt;1&gt;</td>');
+    expect(html).toContain('<td>500 ms</td>');
+    expect(html).toContain('Error: &lt;b&gt;three&lt;/b&gt;</span><details><summary>stack</summary>');
+    // an attempt recorded without a stack shows its message alone
+    expect(html).toMatch(/data-attempt="2">.*Error: two<\/span><\/td>/);
+    expect(html).toContain('<a class="job" href="/queues/jobs/7">7</a> <span class="queue">up&lt;&gt;</span>');
+    expect(html).toContain('Dead-letter copies');
+    expect(html).toContain('and more: the first ones are listed');
+    expect(html).not.toContain('<b>three</b>');
+    // with redact: each attempt's error as redact(job) shows it when it is the job's last error
+    const redacted = renderJobPage(view(j, [], { attempts, links }), '1.2.3', '/queues', (copy) => ({
+      lastError: copy.lastError?.message === 'two' ? null : { name: 'Error', message: `[attempt ${copy.lastError?.attempt}]` },
+    }));
+    expect(redacted).toMatch(/data-attempt="1">.*Error: \[attempt 1\]/);
+    expect(redacted).toMatch(/data-attempt="2">.*hidden by redact\(job\)/);
+    expect(redacted).toMatch(/data-attempt="3">.*Error: \[attempt 3\]<\/span><\/td>/);
+    expect(redacted).not.toContain('lease of 900 seconds');
+    expect(redacted).not.toContain('two</span>');
+  });
+});
+
+describe("a job's attempts", () => {
+  it('adds the running or completing attempt to the failed ones, and reads old failures from output.errors', () => {
+    const failedOnce = [{ attempt: 1, worker: 'w', startedOn: null, endedOn: null, name: 'Error', message: 'x' }];
+    expect(
+      attemptsOf(job({ state: 'active', retryCount: 1, workerId: 'w2' }), failedOnce).map((a) => [a.attempt, a.outcome, a.worker]),
+    ).toEqual([
+      [1, 'failed', 'w'],
+      [2, 'running', 'w2'],
+    ]);
+    expect(attemptsOf(job({ state: 'completed', retryCount: 0 }), null).map((a) => a.outcome)).toEqual(['completed']);
+    expect(attemptsOf(job({ state: 'created', retryCount: 0, output: null }), null)).toEqual([]);
+    // failed for good: its last failure is the last attempt
+    expect(attemptsOf(job({ state: 'failed', retryCount: 0 }), failedOnce)).toHaveLength(1);
+    // a job failed before attempts were recorded: its failures from output.errors, without worker or times
+    const old = attemptsOf(
+      job({
+        state: 'failed',
+        retryCount: 1,
+        output: {
+          errors: [
+            { name: 'E', message: 'b', retryCount: 1 },
+            { name: 'LeaseExpiredError', message: 'a', retryCount: 0 },
+          ],
+        },
+      }),
+      null,
+    );
+    expect(old.map((a) => [a.attempt, a.outcome, a.error?.message, a.worker])).toEqual([
+      [1, 'lease-expired', 'a', null],
+      [2, 'failed', 'b', null],
+    ]);
   });
 });

@@ -9,6 +9,8 @@ import { toJobWithMetadata, type JobRow } from '../rows.js';
 import { beginDashboardRead } from '../sql/transaction.js';
 import { executorFor, type SamplerSource } from './sampler.js';
 import type { JobWithMetadata, LoopInfo } from '../types.js';
+import { attemptsOf, type AttemptView, type StoredAttempt } from './attempts.js';
+import { JOB_VIEW_LINKS } from '../sql/fragments.js';
 
 /** What holds a waiting job back, or where it stands when nothing does. */
 export type WaitReasonCode =
@@ -74,6 +76,19 @@ export interface JobView {
   now: number;
   /** Empty unless the job waits (created or retry). */
   reasons: WaitReason[];
+  /** Its attempts, oldest first (attempts.ts). */
+  attempts: AttemptView[];
+  /** Its flow's parents and children, and its dead-letter copies: the first JOB_VIEW_LINKS of each. */
+  links: Record<JobLinkKind, { jobs: JobLink[]; more: boolean }>;
+}
+
+export type JobLinkKind = 'parent' | 'child' | 'copy';
+
+/** A job linked to the one viewed. */
+export interface JobLink {
+  queue: string;
+  id: string;
+  state: JobWithMetadata['state'];
 }
 
 /** A time for a sentence: ISO 8601, to the second. */
@@ -191,6 +206,7 @@ interface JobViewRow extends JobRow {
   group_running: number | null;
   ahead_higher: number | null;
   ahead_equal: number | null;
+  attempts: StoredAttempt[] | null;
 }
 
 /** Reads job `id` (of any queue) and why it waits; null when no job has that id (or it is no job id). */
@@ -231,12 +247,22 @@ export async function readJobView(source: SamplerSource, id: string): Promise<Jo
         groupRunning: r.group_running,
         ahead: r.ahead_higher === null || r.ahead_equal === null ? null : r.ahead_higher + r.ahead_equal,
       };
+      const linked = await exec.query<JobLink & { kind: JobLinkKind }>(st.dashboardJobLinks, [r.queue, id]);
+      const links = Object.fromEntries(
+        (['parent', 'child', 'copy'] as const).map((kind) => {
+          const of = linked.filter((l) => l.kind === kind).map(({ queue, id, state }) => ({ queue, id, state }));
+          return [kind, { jobs: of.slice(0, JOB_VIEW_LINKS), more: of.length > JOB_VIEW_LINKS }];
+        }),
+      ) as JobView['links'];
+      const job = toJobWithMetadata(r);
       return {
-        job: toJobWithMetadata(r),
+        job,
         policy: r.policy,
         group,
         now: r.now_ms,
         reasons: waitReasons(facts, { loops, stoppedBy }),
+        attempts: attemptsOf(job, r.attempts),
+        links,
       };
     },
     beginDashboardRead,

@@ -74,6 +74,29 @@ export const APPEND_ERROR = (e: string) => `jsonb_build_object(
     'errors', jsonb_path_query_array(coalesce(${OWN_OUTPUT} -> 'errors', '[]'::jsonb), '$[last - ${MAX_KEPT_ERRORS - 2} to last]')
       || jsonb_build_array(${e}))`;
 
+/** Links of each kind the dashboard's job view lists (sql/job-view.ts: one more is read, to say that more exist). */
+export const JOB_VIEW_LINKS = 50;
+
+/** Attempts a job keeps in `attempts` (migration 18), as output.errors keeps errors. */
+export const MAX_KEPT_ATTEMPTS = 20;
+
+/** The longest error message an attempt's record keeps (the whole error, its fields too, is in output.errors). */
+export const ATTEMPT_MESSAGE_CHARS = 2000;
+
+/**
+ * Appends the attempt of active row `j` that error `e` ends to its attempts: its number, worker, start and end (the
+ * statement's time: a caller's fail() with db may run late in its transaction) and the error's name, message (cut)
+ * and stack (bounded when the error was recorded: 20 lines), the MAX_KEPT_ATTEMPTS most recent, cut as APPEND_ERROR
+ * cuts output.errors. They outlive output.errors, which a completion replaces. A row that is not active had no attempt
+ * running: it keeps its attempts.
+ */
+const APPEND_ATTEMPT = (e: string) => `CASE WHEN j.state = 'active' THEN
+    jsonb_path_query_array(coalesce(j.attempts, '[]'::jsonb), '$[last - ${MAX_KEPT_ATTEMPTS - 2} to last]')
+      || jsonb_build_array(jsonb_build_object('attempt', j.retry_count + 1, 'worker', j.worker_id, 'startedOn', j.started_on,
+        'endedOn', statement_timestamp(), 'name', ${e} -> 'name', 'message', left(${e} ->> 'message', ${ATTEMPT_MESSAGE_CHARS}),
+        'stack', ${e} -> 'stack'))
+    ELSE j.attempts END`;
+
 /**
  * The SET list that sends row `j` back to retry or fails it for good, for a failed attempt (failJobs) and an expired
  * lease (reapExpiredLeases) alike: one list, so the two cannot drift apart. `r`: the row that decides, with
@@ -88,7 +111,8 @@ export const RETRY_OR_FAIL = (s: string, r: string) => `state = CASE WHEN ${r}.r
   lease_until = NULL,
   heartbeat_until = NULL,
   output = ${APPEND_ERROR(`${r}.error`)},
-  last_error = ${LAST_ERROR(`${r}.error`)}`;
+  last_error = ${LAST_ERROR(`${r}.error`)},
+  attempts = ${APPEND_ATTEMPT(`${r}.error`)}`;
 
 /** The columns a statement that may fail jobs for good returns, so DEAD_LETTER can copy them. */
 export const FAILED_RETURNING = `j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,

@@ -1,4 +1,4 @@
-import { JOB_COLUMNS } from './fragments.js';
+import { JOB_COLUMNS, JOB_VIEW_LINKS } from './fragments.js';
 
 /**
  * The dashboard's job view: the job, and every fact that may hold it back from running, read in the dashboard's
@@ -9,7 +9,7 @@ import { JOB_COLUMNS } from './fragments.js';
  * is ready. Times are milliseconds since the epoch on the database's clock. $1 queue, $2 id
  */
 export const dashboardJob = (s: string) => `
-SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heartbeat_until,
+SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heartbeat_until, j.attempts,
   (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after_ms,
   q.paused, q.concurrency_limit, q.rate_limit_count, q.rate_limit_seconds,
@@ -54,3 +54,23 @@ SELECT ${JOB_COLUMNS}, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heart
 FROM ${s}.jobs j
 JOIN ${s}.queues q ON q.name = j.queue
 WHERE j.queue = $1 AND j.id = $2::bigint`;
+
+/**
+ * The jobs linked to job $2 of queue $1, for the job view: its flow's parents (job_deps_child_idx) and children
+ * (job_deps' primary key), and its dead-letter copies (jobs_source_idx, migration 18), each kind the first
+ * JOB_VIEW_LINKS + 1 by queue and id, with its state. A linked job deleted since is left out.
+ */
+export const dashboardJobLinks = (s: string) => `
+(SELECT 'parent' AS kind, j.queue, j.id::text AS id, j.state FROM ${s}.job_deps d
+  JOIN ${s}.jobs j ON j.queue = d.parent_queue AND j.id = d.parent_id
+  WHERE d.child_queue = $1 AND d.child_id = $2::bigint
+  ORDER BY d.parent_queue, d.parent_id LIMIT ${JOB_VIEW_LINKS + 1})
+UNION ALL
+(SELECT 'child', j.queue, j.id::text, j.state FROM ${s}.job_deps d
+  JOIN ${s}.jobs j ON j.queue = d.child_queue AND j.id = d.child_id
+  WHERE d.parent_queue = $1 AND d.parent_id = $2::bigint
+  ORDER BY d.child_queue, d.child_id LIMIT ${JOB_VIEW_LINKS + 1})
+UNION ALL
+(SELECT 'copy', c.queue, c.id::text, c.state FROM ${s}.jobs c
+  WHERE c.source_name = $1 AND c.source_id = $2::bigint
+  ORDER BY c.id LIMIT ${JOB_VIEW_LINKS + 1})`;

@@ -593,7 +593,7 @@ SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singl
   j.start_after, j.retry_count, j.claim_count, j.retry_base, j.retry_limit, j.retry_delay, j.retry_backoff, j.retry_delay_max, j.expire_seconds,
   j.heartbeat_seconds, j.delete_after_seconds, j.lease_until, j.worker_id, j.created_on, j.started_on,
   j.completed_on, j.keep_until, j.dead_letter, j.source_name, j.source_id::text, j.source_created_on,
-  j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heartbeat_until,
+  j.source_retry_count, j.source_output, j.source_root_id::text, j.last_error, j.policy, j.group_id, j.group_tier, j.blocked_by, j.heartbeat_until, j.attempts,
   (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (extract(epoch FROM j.start_after) * 1000)::float8 AS start_after_ms,
   q.paused, q.concurrency_limit, q.rate_limit_count, q.rate_limit_seconds,
@@ -638,6 +638,21 @@ SELECT j.id::text, j.queue, j.state::text, j.priority, j.data, j.output, j.singl
 FROM "pgqueue".jobs j
 JOIN "pgqueue".queues q ON q.name = j.queue
 WHERE j.queue = $1 AND j.id = $2::bigint
+
+-- dashboardJobLinks
+(SELECT 'parent' AS kind, j.queue, j.id::text AS id, j.state FROM "pgqueue".job_deps d
+  JOIN "pgqueue".jobs j ON j.queue = d.parent_queue AND j.id = d.parent_id
+  WHERE d.child_queue = $1 AND d.child_id = $2::bigint
+  ORDER BY d.parent_queue, d.parent_id LIMIT 51)
+UNION ALL
+(SELECT 'child', j.queue, j.id::text, j.state FROM "pgqueue".job_deps d
+  JOIN "pgqueue".jobs j ON j.queue = d.child_queue AND j.id = d.child_id
+  WHERE d.parent_queue = $1 AND d.parent_id = $2::bigint
+  ORDER BY d.child_queue, d.child_id LIMIT 51)
+UNION ALL
+(SELECT 'copy', c.queue, c.id::text, c.state FROM "pgqueue".jobs c
+  WHERE c.source_name = $1 AND c.source_id = $2::bigint
+  ORDER BY c.id LIMIT 51)
 
 -- dashboardLeases
 SELECT j.worker_id, count(*)::int AS leases FROM "pgqueue".jobs j WHERE j.state = 'active' GROUP BY j.worker_id
@@ -981,7 +996,13 @@ UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
     'error', f.error,
     'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(f.error)),
-  last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1)
+  last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1),
+  attempts = CASE WHEN j.state = 'active' THEN
+    jsonb_path_query_array(coalesce(j.attempts, '[]'::jsonb), '$[last - 18 to last]')
+      || jsonb_build_array(jsonb_build_object('attempt', j.retry_count + 1, 'worker', j.worker_id, 'startedOn', j.started_on,
+        'endedOn', statement_timestamp(), 'name', f.error -> 'name', 'message', left(f.error ->> 'message', 2000),
+        'stack', f.error -> 'stack'))
+    ELSE j.attempts END
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
@@ -1085,7 +1106,13 @@ UPDATE "pgqueue".jobs_q_af67ca2fe7ffcec8 j SET
     'error', f.error,
     'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(f.error)),
-  last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1)
+  last_error = jsonb_build_object('error', f.error, 'on', now(), 'attempt', j.retry_count + 1),
+  attempts = CASE WHEN j.state = 'active' THEN
+    jsonb_path_query_array(coalesce(j.attempts, '[]'::jsonb), '$[last - 18 to last]')
+      || jsonb_build_array(jsonb_build_object('attempt', j.retry_count + 1, 'worker', j.worker_id, 'startedOn', j.started_on,
+        'endedOn', statement_timestamp(), 'name', f.error -> 'name', 'message', left(f.error ->> 'message', 2000),
+        'stack', f.error -> 'stack'))
+    ELSE j.attempts END
 FROM f
 WHERE j.queue = f.queue AND j.id = f.id
 RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
@@ -1162,7 +1189,13 @@ UPDATE "pgqueue".jobs j SET
     'error', e.error,
     'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
-  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
+  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1),
+  attempts = CASE WHEN j.state = 'active' THEN
+    jsonb_path_query_array(coalesce(j.attempts, '[]'::jsonb), '$[last - 18 to last]')
+      || jsonb_build_array(jsonb_build_object('attempt', j.retry_count + 1, 'worker', j.worker_id, 'startedOn', j.started_on,
+        'endedOn', statement_timestamp(), 'name', e.error -> 'name', 'message', left(e.error ->> 'message', 2000),
+        'stack', e.error -> 'stack'))
+    ELSE j.attempts END
 FROM picked e
 WHERE j.queue = e.queue AND j.id = e.id AND j.state::text IN ('created', 'retry')
 RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
@@ -2238,7 +2271,13 @@ UPDATE "pgqueue".jobs j SET
     'error', e.error,
     'errors', jsonb_path_query_array(coalesce(CASE WHEN j.source_id IS NOT NULL AND j.output IS NOT DISTINCT FROM j.source_output THEN NULL ELSE j.output END -> 'errors', '[]'::jsonb), '$[last - 18 to last]')
       || jsonb_build_array(e.error)),
-  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1)
+  last_error = jsonb_build_object('error', e.error, 'on', now(), 'attempt', j.retry_count + 1),
+  attempts = CASE WHEN j.state = 'active' THEN
+    jsonb_path_query_array(coalesce(j.attempts, '[]'::jsonb), '$[last - 18 to last]')
+      || jsonb_build_array(jsonb_build_object('attempt', j.retry_count + 1, 'worker', j.worker_id, 'startedOn', j.started_on,
+        'endedOn', statement_timestamp(), 'name', e.error -> 'name', 'message', left(e.error ->> 'message', 2000),
+        'stack', e.error -> 'stack'))
+    ELSE j.attempts END
 FROM expired e
 WHERE j.queue = e.queue AND j.id = e.id AND j.state::text = 'active'
 RETURNING j.id, j.queue, j.state, j.start_after, j.data, j.priority, j.singleton_key, j.group_id, j.group_tier, j.created_on,
