@@ -29,6 +29,14 @@ export function shownValues(
   };
 }
 
+/** A job's last error in a line, as `redact` lets it be seen ('' without one): the queue pages' and the search's rows. */
+export function shownError(job: JobWithMetadata, redact: Redact | undefined): string {
+  if (!job.lastError) return '';
+  const shown = redactJob(job, redact).lastError;
+  if (!('value' in shown)) return shown.hidden;
+  return shown.value ? `${shown.value.name}: ${shown.value.message}` : 'hidden by redact(job)';
+}
+
 function json(value: unknown): string {
   if (value === undefined || value === null) return 'null';
   try {

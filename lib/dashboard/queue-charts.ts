@@ -102,7 +102,7 @@ export function renderChart(chart: Chart, from: number, to: number): string {
       ? 'no data in this range'
       : chart.unit === 'seconds'
         ? `peak ${duration(peak)}`
-        : `peak ${count(Math.round(peak))}/min`;
+        : `peak ${peak < 10 ? peak.toFixed(1) : count(Math.round(peak))}/min`;
   const legend = chart.lines.map((l, i) => `<span class="key line${i % LINE_CLASSES}"></span>${esc(l.label)}`).join(' ');
   const label = `${chart.title}, ${chart.unit}`;
   return `<figure class="chart"><figcaption>${esc(chart.title)}</figcaption><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}"><line class="axis" x1="0" y1="${H}" x2="${W}" y2="${H}"/>${lines.join('')}</svg>

@@ -6,7 +6,7 @@ import type { QueueView } from '../core/dashboard/queue-view.js';
 import { RANGES } from '../core/dashboard/queue-view.js';
 import { JOB_STATES } from '../core/jobs/finder.js';
 import type { JobWithMetadata, QueueResult } from '../core/types.js';
-import { shownValues, type Redact } from './job-page.js';
+import { shownError, type Redact } from './job-page.js';
 import { documentOf } from './page.js';
 import { chartsOf, renderChart } from './queue-charts.js';
 import { count, duration, esc, jobLink } from './render.js';
@@ -18,7 +18,8 @@ export function queuePath(base: string, name: string, query: Record<string, stri
   return `${base}/queues/${encodeURIComponent(name)}${search}`;
 }
 
-const seconds = (s: number | null) => (s === null ? '–' : `${duration(s)} (${count(s)} s)`);
+/** A setting in seconds: its duration for people, and the exact seconds where the duration rounds them. */
+const seconds = (s: number | null) => (s === null ? '–' : s < 60 ? `${count(s)} s` : `${duration(s)} (${count(s)} s)`);
 
 /** The queue's settings, as getQueue returns them. */
 function settings(q: QueueResult, base: string): string {
@@ -65,8 +66,7 @@ function jobRows(jobs: readonly JobWithMetadata[], base: string, redact: Redact 
   if (jobs.length === 0) return `<tr><td class="empty" colspan="7">No job in this state.</td></tr>`;
   return jobs
     .map((job) => {
-      const e = job.lastError ? shownValues(job, redact).error : null;
-      const error = job.lastError ? (e ? `${e.name}: ${e.message}` : 'hidden by redact(job)') : '';
+      const error = shownError(job, redact);
       const key = [job.singletonKey, job.dedupeKey].filter((k) => k !== null).join(' · ');
       return `<tr data-id="${esc(job.id)}"><td>${jobLink(base, job.id)}</td><td><span class="state">${esc(job.state)}</span></td><td>${esc(job.createdOn.toISOString())}</td><td>${esc((job.completedOn ?? job.startedOn)?.toISOString() ?? '–')}</td><td>${esc(job.retryCount)}</td><td class="keys">${esc(key || '–')}</td><td class="message">${esc(error)}</td></tr>`;
     })

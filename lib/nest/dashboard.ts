@@ -30,8 +30,8 @@ import { Observable } from 'rxjs';
 import type { DashboardSnapshot } from '../core/dashboard/model.js';
 import { InvalidOptionError } from '../core/errors.js';
 import { readJobView, type JobView } from '../core/dashboard/job-view.js';
-import { parseQueuePageQuery, readQueueView, type QueuePageQuery } from '../core/dashboard/queue-view.js';
-import { parseSearchQuery, searchJobs, type SearchQuery } from '../core/dashboard/search.js';
+import { parseQueuePageQuery, readQueueView, type QueuePageQuery, type QueueView } from '../core/dashboard/queue-view.js';
+import { parseSearchQuery, searchJobs, type SearchQuery, type SearchResult } from '../core/dashboard/search.js';
 import { withDeadline } from '../core/runtime/deadline.js';
 import { publicError } from '../core/http/public-error.js';
 import { redactOption, type Redact } from '../core/http/redact.js';
@@ -42,7 +42,7 @@ import { renderMissingQueuePage, renderProblemPage, renderQueuePage } from '../d
 import { renderSearchPage } from '../dashboard/search-page.js';
 import { DashboardHost, REDACT } from './dashboard-host.js';
 import { LoopbackOnlyGuard, refuseLocalOnlyInProduction } from './dashboard-local.js';
-import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, routePath, SameOriginOnly } from './mount.js';
+import { headersMiddleware, knownKeys, MOUNTED_CONTROLLER, pathOf, routePath, SameOriginOnly } from './mount.js';
 
 export { DashboardHost } from './dashboard-host.js';
 export { isLocalHost, isLoopback, LoopbackOnlyGuard } from './dashboard-local.js';
@@ -64,11 +64,13 @@ export interface QueueDashboardOptions {
    */
   localOnly?: boolean;
   /**
-   * What may be shown of a job, wherever the dashboard shows one (the job view, the feed's and the problems' error
-   * messages): called synchronously with a copy of the job, its answer's `data` and `output` are shown in their place
-   * (a field it leaves out is not shown; a throw hides all), and its `lastError`, if it has one, in place of the stored
-   * error's name, message and stack (null hides them). The feed and problems know a job's id, queue and error only:
-   * there `job.data` and `job.output` are undefined. Without it, all is shown as stored. An async function is refused.
+   * What may be shown of a job, wherever the dashboard shows one (the job view and each of its attempts' errors, the
+   * rows of the queue pages and the search, the feed's and the problems' error messages): called synchronously with a
+   * copy of the job, its answer's `data` and `output` are shown in their place (a field it leaves out is not shown; a
+   * throw hides all), and its `lastError`, if it has one, in place of the stored error's name, message and stack (null
+   * hides them); an attempt's error is shown as the job's `lastError` would be, redact called with it in that place.
+   * The feed and problems know a job's id, queue and error only: there `job.data` and `job.output` are undefined.
+   * Keys are shown as stored. Without it, all is shown as stored. An async function is refused.
    */
   redact?: Redact;
 }
@@ -100,11 +102,6 @@ const DashboardHeaders = headersMiddleware(DASHBOARD_HEADERS);
 
 /** The `localOnly` option, for the module's check at start. */
 const LOCAL_ONLY = Symbol('pgqueue:dashboard-local-only');
-
-/** The request's path without its query, and without a trailing slash. */
-function pathOf(req: { originalUrl?: string; url: string }): string {
-  return (req.originalUrl ?? req.url).split('?')[0]!.replace(/\/+$/, '');
-}
 
 /** The dashboard's controller for `path`, behind `guards`. */
 function dashboardController(path: string, guards: (Type<CanActivate> | CanActivate)[]): Type<unknown> {
@@ -169,16 +166,18 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
         if (err instanceof InvalidOptionError) return problem(400, 'Bad request', err.message);
         throw err;
       }
+      let view: QueueView | null;
       try {
-        const view = await this.read(() => readQueueView(this.host.queue, name, q, this.host.persisted), 'the queue');
-        if (view) return renderQueuePage(view, packageVersion(), base, this.redact.fn);
-        res.status(404);
-        return renderMissingQueuePage(name, packageVersion(), base);
+        view = await this.read(() => readQueueView(this.host.queue, this.host.source, name, q, this.host.persisted), 'the queue');
       } catch (err) {
         // a name no queue can have, or a cursor past what the browser gave
         if (err instanceof InvalidOptionError) return problem(400, 'Bad request', err.message);
+        // the database is away, or a statement ran past its bound (DASHBOARD_PAGE_STATEMENT_TIMEOUT_MS)
         return problem(503, `Queue ${name}`, `The database cannot be read: ${publicError(err)}.`);
       }
+      if (view) return renderQueuePage(view, packageVersion(), base, this.redact.fn);
+      res.status(404);
+      return renderMissingQueuePage(name, packageVersion(), base);
     }
 
     @Get('search')
@@ -199,18 +198,19 @@ function dashboardController(path: string, guards: (Type<CanActivate> | CanActiv
         }
         throw err;
       }
+      let result: SearchResult;
       try {
-        const result = await this.read(() => searchJobs(this.host.queue, q), 'the search');
-        if (result.kind === 'list') return renderSearchPage(q, result, packageVersion(), base, this.redact.fn);
-        // one job found: straight to its view
-        const to = `${base}/jobs/${encodeURIComponent(result.id)}`;
-        res.status(302);
-        res.header('Location', to);
-        return renderProblemPage('Found', `Job ${result.id}: ${to}`, packageVersion(), base);
+        result = await this.read(() => searchJobs(this.host.queue, this.host.source, q), 'the search');
       } catch (err) {
         res.status(503);
         return renderProblemPage('Search', `The database cannot be read: ${publicError(err)}.`, packageVersion(), base);
       }
+      if (result.kind === 'list') return renderSearchPage(q, result, packageVersion(), base, this.redact.fn);
+      // one job found: straight to its view
+      const to = `${base}/jobs/${encodeURIComponent(result.id)}`;
+      res.status(302);
+      res.header('Location', to);
+      return renderProblemPage('Found', `Job ${result.id}: ${to}`, packageVersion(), base);
     }
 
     /** `fn` in the dashboard's turn (reads), answered within READ_DEADLINE_MS; the turn is held until it ends. */

@@ -64,3 +64,21 @@ export class SameOriginOnly implements NestMiddleware {
     res.end(JSON.stringify({ statusCode: 403, code: 'CROSS_ORIGIN', message: `refused: a request from another site (${reason})` }));
   }
 }
+
+/**
+ * The request's path without its query, and without a trailing slash: the base of the page's links and redirects. Only
+ * its path: a request line in absolute form (`GET http://host/queues`) names a host, which a link or a Location must
+ * not carry, and a path that begins with two slashes (which a router may match) would make links to another host.
+ */
+export function pathOf(req: { originalUrl?: string; url: string }): string {
+  const raw = req.originalUrl ?? req.url;
+  let path = raw.split('?')[0]!;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
+    try {
+      path = new URL(path).pathname;
+    } catch {
+      path = '/';
+    }
+  }
+  return `/${path.replace(/^\/+/, '')}`.replace(/\/+$/, '');
+}

@@ -24,7 +24,16 @@ async function start(platform: 'express' | 'fastify'): Promise<{ app: INestAppli
   @Module({
     imports: [
       QueueModule.forRoot({ connectionString: testUrl(), schema: s, supervise: false, persistQueueStats: true }),
-      QueueDashboardModule.forRoot({ localOnly: true, redact: (job) => ({ data: job.data, output: job.output }) }),
+      // an error that names a secret is shown as [hidden], wherever a job's last error shows
+      QueueDashboardModule.forRoot({
+        localOnly: true,
+        redact: (job) => ({
+          data: job.data,
+          // a failure's output holds its errors: the job view shows none of it
+          output: job.lastError ? '[hidden output]' : job.output,
+          ...(job.lastError?.message.includes('secret') ? { lastError: { name: 'Error', message: '[hidden]' } } : {}),
+        }),
+      }),
     ],
   })
   class App {}
@@ -161,6 +170,31 @@ describe.each(['express', 'fastify'] as const)('the queue pages and search on %s
     expect(text).not.toContain('<b onmouseover');
   });
 
+  it('shows a last error in the rows only as redact lets it be seen', async () => {
+    await queue.createQueue('dash.redact', { retryLimit: 0 });
+    const id = (await queue.send('dash.redact', {}))!;
+    await queue.fetch('dash.redact');
+    await queue.fail('dash.redact', id, new Error('token secret-123 refused'));
+    for (const page of [`${url}/queues/dash.redact`, `${url}/search?q=${id}&queue=dash.redact`]) {
+      const res = await fetch(page, { redirect: 'manual' });
+      const html = res.status === 302 ? await (await fetch(new URL(res.headers.get('location')!, url))).text() : await res.text();
+      expect(html).toContain('[hidden]');
+      expect(html).not.toContain('secret-123');
+    }
+  });
+
+  it('a text that is an id and a key lists both matches', async () => {
+    await queue.createQueue('dash.ids');
+    const holder = (await queue.send('dash.ids', {}))!;
+    // a job whose singleton key is the id of another job
+    const other = (await queue.send('dash.ids', {}, { singletonKey: holder }))!;
+    const res = await fetch(`${url}/search?q=${holder}`, { redirect: 'manual' });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain(`<p class="by-id">Job <a class="job" href="/queues/jobs/${holder}">${holder}</a> of queue`);
+    expect(browsed(html).ids).toEqual([other]);
+  });
+
   it('says what is wrong: no such queue (404), a bad parameter (400, named), and the main page links each queue', async () => {
     expect((await fetch(`${url}/queues/no.such.queue`)).status).toBe(404);
     for (const [query, named] of [
@@ -181,4 +215,18 @@ describe.each(['express', 'fastify'] as const)('the queue pages and search on %s
     const main = await (await fetch(url)).text();
     expect(main).toContain('<a class="queue" href="/queues/queues/dash.charts">dash.charts</a>');
   });
+
+  // last: its 200 more queues would leave the others' searches short of queues
+  it('a search that could not look in every queue lists what it found and says so, never going straight to one job', async () => {
+    const holder = (await queue.send('dash.charts', {}, { singletonKey: 'only-one' }))!;
+    for (let i = 0; i < 200; i++) await queue.createQueue(`zz.${String(i).padStart(3, '0')}`);
+    const res = await fetch(`${url}/search?q=only-one`, { redirect: 'manual' });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(browsed(html).ids).toEqual([holder]);
+    expect(html).toMatch(/\d+ queues were not searched for it as a key/);
+    // in its own queue, one match goes straight to it
+    const own = await fetch(`${url}/search?q=only-one&queue=dash.charts`, { redirect: 'manual' });
+    expect(own.status).toBe(302);
+  }, 60_000);
 });

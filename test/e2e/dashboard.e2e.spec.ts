@@ -298,7 +298,15 @@ describe.each(['express', 'fastify'] as const)('QueueDashboardModule on %s', (pl
     const { app, url } = await start(platform, { guards: [guard] });
     try {
       const own = new URL(url).origin;
-      for (const path of ['/queues', '/queues/snapshot', '/queues/events', '/queues/jobs/1', '/queues/app.js'])
+      for (const path of [
+        '/queues',
+        '/queues/snapshot',
+        '/queues/events',
+        '/queues/jobs/1',
+        '/queues/app.js',
+        '/queues/queues/q',
+        '/queues/search?q=1',
+      ])
         for (const headers of [
           { origin: 'https://evil.example' },
           { 'sec-fetch-site': 'cross-site' },

@@ -6,6 +6,7 @@ import { InvalidOptionError } from '../../lib/core/errors.js';
 import type { QueueStats } from '../../lib/core/types.js';
 import { chartsOf, renderChart, segmentsOf } from '../../lib/dashboard/queue-charts.js';
 import { queuePath } from '../../lib/dashboard/queue-page.js';
+import { pathOf } from '../../lib/nest/mount.js';
 
 const point = (minute: number, o: Partial<QueueStats>): QueueStats => ({
   name: 'q',
@@ -107,7 +108,7 @@ describe("the queue page's charts", () => {
     // a single point is drawn as a dot, and a label is text
     expect(svg).toContain('points="0.0,0.0 0.0,0.0"');
     expect(svg).toContain('data-line="&lt;b&gt;"');
-    expect(svg).toContain('peak 3/min');
+    expect(svg).toContain('peak 3.0/min');
     expect(renderChart({ title: 'Run time', unit: 'seconds', at: [0], lines: [{ label: 'p50', values: [null] }] }, 0, 1000)).toContain(
       'no data in this range',
     );
@@ -115,5 +116,15 @@ describe("the queue page's charts", () => {
 
   it('links a queue by its name, encoded', () => {
     expect(queuePath('/ops', 'mail/out:1', { state: 'failed', after: null })).toBe('/ops/queues/mail%2Fout%3A1?state=failed');
+  });
+});
+
+describe("the base of the dashboard's links and redirects", () => {
+  it('is the request path alone: no query, no trailing slash, no host, never two leading slashes', () => {
+    expect(pathOf({ url: '/ops/queues/search?q=1' })).toBe('/ops/queues/search');
+    expect(pathOf({ originalUrl: '/api/queues/', url: '/queues/' })).toBe('/api/queues');
+    expect(pathOf({ url: 'http://evil.example/queues/search?q=1' })).toBe('/queues/search');
+    expect(pathOf({ url: '//queues/search' })).toBe('/queues/search');
+    expect(pathOf({ url: '/' })).toBe('');
   });
 });

@@ -1,12 +1,19 @@
-// The dashboard's page of one queue: its settings and counts (getQueue), a page of its jobs in one state, newest first
-// (findJobs: keyset pages on the index findJobs reads, bounded by rows and bytes), and its stats over the last hour or
-// day (getQueueStats, downsampled, with the wait and run percentiles). Read through the engine's own calls, so the
-// page shows what the API answers; the query string is checked here, each bad value named.
+// The dashboard's page of one queue: its settings and counts (the queue's row, as getQueue reads it), a page of its jobs
+// in one state, newest first (findJobs' statements: keyset pages, bounded by rows and bytes), and its stats over the
+// last hour or day (getQueueStats' series, downsampled, with the wait and run percentiles). All is read in one READ
+// ONLY transaction whose statements are each cancelled past DASHBOARD_PAGE_STATEMENT_TIMEOUT_MS (one snapshot for the
+// whole page); the query string is checked here, each bad value named.
 import { InvalidOptionError } from '../errors.js';
 import { isJobId } from '../jobs/refs.js';
-import { JOB_STATES } from '../jobs/finder.js';
-import type { PgQueue } from '../pg-queue.js';
+import { JobFinder, JOB_STATES } from '../jobs/finder.js';
+import { runtimeOf, type PgQueue } from '../pg-queue.js';
+import { toQueueResult, type QueueRow } from '../rows.js';
+import { inTransaction } from '../runtime/db.js';
+import { beginDashboardPageRead } from '../sql/transaction.js';
+import { QueueStatsReader } from '../stats/queue-stats.js';
+import { queueName } from '../config/validate.js';
 import type { JobState, JobWithMetadata, QueueResult, QueueStats } from '../types.js';
+import { executorFor, type SamplerSource } from './sampler.js';
 
 /** Jobs in one page of the browser. */
 export const BROWSER_PAGE_ROWS = 50;
@@ -63,27 +70,48 @@ export interface QueueView {
   to: number;
 }
 
-/** Reads queue `name`'s page; null when there is no such queue. */
-export async function readQueueView(queue: PgQueue, name: string, query: QueuePageQuery, persisted: boolean): Promise<QueueView | null> {
-  const info = await queue.getQueue(name);
-  if (!info) return null;
-  const page = await queue.findJobs(name, {
-    ...(query.state ? { state: query.state } : {}),
-    ...(query.after ? { after: query.after } : {}),
-    limit: BROWSER_PAGE_ROWS,
-    maxBytes: BROWSER_PAGE_BYTES,
-  });
-  const to = Date.now();
-  const from = to - RANGES[query.range] * 1000;
-  const series = persisted
-    ? (
-        await queue.getQueueStats(name, {
-          from: new Date(from),
-          to: new Date(to),
-          maxDataPoints: CHART_POINTS,
-          percentiles: [50, 95],
-        })
-      ).reverse()
-    : null;
-  return { queue: info, query, jobs: page.jobs, next: page.next, series, from, to };
+/**
+ * Reads queue `name`'s page; null when there is no such queue. `source`: the dashboard's connections and statements;
+ * `queue`: the engine, whose units of findJobs and getQueueStats read here on the page's transaction.
+ */
+export async function readQueueView(
+  queue: PgQueue,
+  source: SamplerSource,
+  name: string,
+  query: QueuePageQuery,
+  persisted: boolean,
+): Promise<QueueView | null> {
+  queueName('name', name);
+  const rt = runtimeOf(queue);
+  return inTransaction(
+    () => source.connect(),
+    async (client) => {
+      const exec = executorFor(source, client);
+      const [row] = await exec.query<QueueRow>(source.statements.getQueues, [[name]]);
+      if (!row) return null;
+      const page = await new JobFinder(rt).findJobs(
+        name,
+        {
+          ...(query.state ? { state: query.state } : {}),
+          ...(query.after ? { after: query.after } : {}),
+          limit: BROWSER_PAGE_ROWS,
+          maxBytes: BROWSER_PAGE_BYTES,
+        },
+        exec,
+      );
+      const to = Date.now();
+      const from = to - RANGES[query.range] * 1000;
+      const series = persisted
+        ? (
+            await new QueueStatsReader(rt).getQueueStats(
+              name,
+              { from: new Date(from), to: new Date(to), maxDataPoints: CHART_POINTS, percentiles: [50, 95] },
+              exec,
+            )
+          ).reverse()
+        : null;
+      return { queue: toQueueResult(row), query, jobs: page.jobs, next: page.next, series, from, to };
+    },
+    beginDashboardPageRead,
+  );
 }

@@ -1,11 +1,16 @@
-// The dashboard's search (`{path}/search?q=`): a job id, else a singleton key or a dedupe key, in one queue
-// (`&queue=`) or in every queue. An id is looked up by the primary key; a key through findJobs, whose statements read
-// the key's indexes (sql/find.ts, BY_KEY). One match is the answer (the page goes straight to the job view).
+// The dashboard's search (`{path}/search?q=`): a job id, a singleton key or a dedupe key, in one queue (`&queue=`) or in
+// every queue, read in one READ ONLY transaction (each statement cancelled past DASHBOARD_PAGE_STATEMENT_TIMEOUT_MS).
+// An id is looked up by the primary key, a key through findJobs' statements (sql/find.ts, BY_KEY), queue after queue
+// until SEARCH_BUDGET_MS have passed. Text that is an id and a key is both: its matches are listed together. One
+// match, with every queue searched, is the answer (the page goes straight to the job view).
 import { InvalidOptionError, QueueNotFoundError } from '../errors.js';
+import { JobFinder } from '../jobs/finder.js';
 import { isJobId } from '../jobs/refs.js';
-import type { PgQueue } from '../pg-queue.js';
-import { runtimeOf } from '../pg-queue.js';
+import { runtimeOf, type PgQueue } from '../pg-queue.js';
+import { inTransaction, type Executor } from '../runtime/db.js';
+import { beginDashboardPageRead } from '../sql/transaction.js';
 import type { JobWithMetadata } from '../types.js';
+import { executorFor, type SamplerSource } from './sampler.js';
 
 /** Queues a search without `queue` looks in (by name); past them the page says the search stopped. */
 export const SEARCH_MAX_QUEUES = 200;
@@ -13,6 +18,10 @@ export const SEARCH_MAX_QUEUES = 200;
 export const SEARCH_MAX_RESULTS = 50;
 /** The longest text searched for. */
 export const SEARCH_MAX_CHARS = 1000;
+/** How long a search goes on to a next queue; the queues left are said to be unsearched. */
+export const SEARCH_BUDGET_MS = 3000;
+/** Bytes of JSON one queue's page of matches may hold (findJobs' maxBytes): a list shows no payload. */
+const SEARCH_PAGE_BYTES = 64 * 1024;
 
 /** What a search asks: the text, and the queue to look in (null: every queue). */
 export interface SearchQuery {
@@ -31,45 +40,87 @@ export function parseSearchQuery(query: Record<string, unknown>): SearchQuery {
   return { q: q.trim(), queue: typeof queue === 'string' && queue !== '' ? queue : null };
 }
 
-/** A search's answer: the job it found alone, or the jobs that hold the key. */
+/** A job whose id is the text searched for. */
+export interface IdMatch {
+  id: string;
+  queue: string;
+}
+
+/** A search's answer: the job it found alone, or the jobs that match. */
 export type SearchResult =
   | { kind: 'job'; id: string }
   | {
       kind: 'list';
+      /** The job whose id is the text, if one is (its row is among `jobs` when it also holds the text as a key). */
+      byId: IdMatch | null;
+      /** The jobs that hold the text as a key, newest first. */
       jobs: JobWithMetadata[];
-      /** More jobs hold the key than the list shows. */
+      /** More jobs hold it than the list shows. */
       more: boolean;
-      /** How many queues were searched, and whether some were not (past SEARCH_MAX_QUEUES). */
+      /** How many queues were searched for the key, and how many were not (past SEARCH_MAX_QUEUES or the time). */
       queues: number;
-      unsearched: boolean;
+      unsearched: number;
     };
 
-/** Searches as `query` asks. A queue that is not there is an empty answer, as a key no job holds. */
-export async function searchJobs(queue: PgQueue, query: SearchQuery): Promise<SearchResult> {
-  const { q } = query;
-  if (isJobId(q)) {
-    const rt = runtimeOf(queue);
-    const [row] = await (await rt.db()).query<{ name: string }>(rt.statements.getJobQueue, [q]);
-    if (row && (query.queue === null || row.name === query.queue)) return { kind: 'job', id: q };
-  }
-  const all = query.queue === null ? (await queue.getQueues()).map((x) => x.name) : [query.queue];
-  const names = all.slice(0, SEARCH_MAX_QUEUES);
-  const found = new Map<string, JobWithMetadata>();
+/** The jobs of queue `name` that hold `q` as a singleton key or a dedupe key (null: there is no such queue). */
+async function keyed(
+  finder: JobFinder,
+  exec: Executor,
+  name: string,
+  q: string,
+): Promise<{ jobs: JobWithMetadata[]; more: boolean } | null> {
+  const jobs: JobWithMetadata[] = [];
   let more = false;
-  for (const name of names) {
-    for (const key of ['singletonKey', 'dedupeKey'] as const) {
-      // a key too long or otherwise refused by findJobs cannot be stored either: nothing holds it
-      const page = await queue.findJobs(name, { [key]: q, limit: SEARCH_MAX_RESULTS }).catch((err: unknown) => {
-        if (err instanceof InvalidOptionError || err instanceof QueueNotFoundError) return null;
-        throw err;
-      });
-      if (!page) continue;
-      if (page.next) more = true;
-      for (const job of page.jobs) found.set(`${job.name}\u0000${job.id}`, job);
+  for (const key of ['singletonKey', 'dedupeKey'] as const) {
+    try {
+      const page = await finder.findJobs(name, { [key]: q, limit: SEARCH_MAX_RESULTS, maxBytes: SEARCH_PAGE_BYTES }, exec);
+      jobs.push(...page.jobs);
+      more ||= page.next !== null;
+    } catch (err) {
+      // a key findJobs refuses (too long, a NUL) cannot be stored either: no job holds it
+      if (err instanceof QueueNotFoundError) return null;
+      if (!(err instanceof InvalidOptionError)) throw err;
     }
   }
-  const jobs = [...found.values()].sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : BigInt(b.id) < BigInt(a.id) ? -1 : 0));
-  if (jobs.length > SEARCH_MAX_RESULTS) more = true;
-  if (jobs.length === 1 && !more) return { kind: 'job', id: jobs[0]!.id };
-  return { kind: 'list', jobs: jobs.slice(0, SEARCH_MAX_RESULTS), more, queues: names.length, unsearched: all.length > names.length };
+  return { jobs, more };
+}
+
+/** Searches as `query` asks; `source`: the dashboard's connections and statements. */
+export function searchJobs(queue: PgQueue, source: SamplerSource, query: SearchQuery): Promise<SearchResult> {
+  const finder = new JobFinder(runtimeOf(queue));
+  const { q } = query;
+  return inTransaction(
+    () => source.connect(),
+    async (client) => {
+      const exec = executorFor(source, client);
+      const started = Date.now();
+      let byId: IdMatch | null = null;
+      if (isJobId(q)) {
+        const [row] = await exec.query<{ name: string }>(source.statements.getJobQueue, [q]);
+        if (row && (query.queue === null || row.name === query.queue)) byId = { id: q, queue: row.name };
+      }
+      const all =
+        query.queue === null ? (await exec.query<{ name: string }>(source.statements.getQueues, [null])).map((x) => x.name) : [query.queue];
+      const found = new Map<string, JobWithMetadata>();
+      let more = false;
+      let searched = 0;
+      for (const name of all.slice(0, SEARCH_MAX_QUEUES)) {
+        if (searched > 0 && Date.now() - started > SEARCH_BUDGET_MS) break;
+        searched++;
+        const matches = await keyed(finder, exec, name, q);
+        if (!matches) continue;
+        more ||= matches.more;
+        for (const job of matches.jobs) found.set(`${job.name}\u0000${job.id}`, job);
+      }
+      const jobs = [...found.values()].sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : BigInt(b.id) < BigInt(a.id) ? -1 : 0));
+      if (jobs.length > SEARCH_MAX_RESULTS) more = true;
+      const unsearched = all.length - searched;
+      // one job in all, every queue searched: that job (the id's, or the one key's)
+      const idAmongKeys = byId !== null && jobs.some((j) => j.id === byId.id && j.name === byId.queue);
+      const total = jobs.length + (byId && !idAmongKeys ? 1 : 0);
+      if (total === 1 && !more && unsearched === 0) return { kind: 'job', id: byId?.id ?? jobs[0]!.id };
+      return { kind: 'list', byId, jobs: jobs.slice(0, SEARCH_MAX_RESULTS), more, queues: searched, unsearched };
+    },
+    beginDashboardPageRead,
+  );
 }

@@ -131,10 +131,11 @@ export class JobFinder {
     return row?.indexed === true;
   }
 
-  async findJobs<T = unknown>(name: string, options?: FindJobsOptions): Promise<JobPage<T>> {
+  /** A page of queue `name`'s jobs; `on`: the executor to read with (the dashboard's read-only transaction), else the engine's. */
+  async findJobs<T = unknown>(name: string, options?: FindJobsOptions, on?: Executor): Promise<JobPage<T>> {
     queueName('name', name);
     const o = parseFindOptions(options);
-    const exec = await this.rt.db();
+    const exec = on ?? (await this.rt.db());
     const rows = await this.rt.router.withQueueStatements(
       exec,
       name,

@@ -2976,6 +2976,10 @@ SELECT pg_notify($1, $2)
 -- notify.ts: listen
 LISTEN "pgqueue_pgqueue"
 
+-- transaction.ts: beginDashboardPageRead
+BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = 5000; SELECT set_config('idle_in_transaction_session_timeout', '10s', true)
+WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWEEN interval '1 millisecond' AND interval '10 seconds'
+
 -- transaction.ts: beginDashboardRead
 BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = 1000; SELECT set_config('idle_in_transaction_session_timeout', '10s', true)
 WHERE current_setting('idle_in_transaction_session_timeout')::interval NOT BETWEEN interval '1 millisecond' AND interval '10 seconds'

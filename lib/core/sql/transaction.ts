@@ -30,6 +30,17 @@ export const DASHBOARD_STATEMENT_TIMEOUT_MS = 1000;
  */
 export const beginDashboardRead = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${DASHBOARD_STATEMENT_TIMEOUT_MS}; ${boundTransaction}`;
 
+/** How long one statement of a dashboard page read on demand (a queue's page, a search) may run. */
+export const DASHBOARD_PAGE_STATEMENT_TIMEOUT_MS = 5000;
+
+/**
+ * Begins the read of a dashboard page asked for (a queue's page, a search): as a sample's (beginDashboardRead), with a
+ * longer bound per statement: a page is read once per request, not once a second, and may walk more of a queue (a
+ * state few of its jobs are in). Past the bound the statement is cancelled, so the read's turn (ReadGate) is never
+ * held longer than that by one statement.
+ */
+export const beginDashboardPageRead = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${DASHBOARD_PAGE_STATEMENT_TIMEOUT_MS}; ${boundTransaction}`;
+
 /**
  * Begins a transactional handler's transaction. Not bounded while the handler runs: it may wait on other
  * systems between its statements; its lease bounds the attempt. Once the handler has returned, only the

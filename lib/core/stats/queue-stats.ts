@@ -3,6 +3,7 @@
 import { QueueNotFoundError, InvalidOptionError } from '../errors.js';
 import { countsOf, type QueueRow } from '../rows.js';
 import type { Runtime } from '../runtime/runtime.js';
+import type { Executor } from '../runtime/db.js';
 import { downsample, widthFor, withPercentiles, type Snapshot } from './series.js';
 import type { QueueStats, QueueStatsAggregate, QueueStatsOptions } from '../types.js';
 import { int, noUnknownKeys, oneOf, optBool, optInt, queueName, record } from '../config/validate.js';
@@ -131,11 +132,16 @@ function cachedSnapshot(r: QueueRow): Snapshot {
 export class QueueStatsReader {
   constructor(private readonly rt: Runtime) {}
 
-  async getQueueStats(name: string, options?: QueueStatsOptions): Promise<QueueStats[]> {
+  /**
+   * The series of queue `name`. `on`: the executor to read the recorded series with (the dashboard's read-only
+   * transaction), else the engine's; a `force` or a series not recorded (persistQueueStats off) reads and counts
+   * through the engine.
+   */
+  async getQueueStats(name: string, options?: QueueStatsOptions, on?: Executor): Promise<QueueStats[]> {
     queueName('name', name);
     const o = parseStatsOptions(options);
     const bucketing = o.bucketSeconds !== undefined || o.maxDataPoints !== undefined;
-    const snapshots = this.rt.config.persistQueueStats ? await this.stored(name, o, bucketing) : await this.cached(name, o);
+    const snapshots = this.rt.config.persistQueueStats ? await this.stored(name, o, bucketing, on) : await this.cached(name, o);
     let series = snapshots;
     if (bucketing) {
       const width = o.bucketSeconds ?? widthFor(o.maxDataPoints!, snapshots, o.from, o.to);
@@ -158,8 +164,8 @@ export class QueueStatsReader {
    * The recorded series; `force` runs a monitor pass first, so that it ends with a snapshot of now, unless the queue's
    * newest snapshot is within FORCE_AT_MOST_SECONDS old (taken by any instance: a pass snapshots every queue).
    */
-  private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean): Promise<Snapshot[]> {
-    const exec = await this.rt.db();
+  private async stored(name: string, o: ParsedStatsOptions, bucketing: boolean, on?: Executor): Promise<Snapshot[]> {
+    const exec = on && !o.force ? on : await this.rt.db();
     await this.rt.router.assertExists(exec, name);
     if (o.force) {
       const [counted] = await exec.query<{ seconds: number | null }>(this.rt.statements.snapshotSecondsAgo, [name]);
