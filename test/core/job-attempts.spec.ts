@@ -59,6 +59,22 @@ describe("the job view's attempts", () => {
     expect(view.attempts[2]).toMatchObject({ worker: view.job.workerId, startedOn: view.job.startedOn, endedOn: view.job.completedOn });
   });
 
+  it('a job completed by hand while it waited ran no attempt of its own; a failure that ended no attempt is none', async () => {
+    const q = f.create({ supervise: false });
+    await q.createQueue('att.hand', { retryLimit: 1, retryDelay: 3600 });
+    const id = (await q.send('att.hand', {}))!;
+    await q.fetch('att.hand');
+    await q.fail('att.hand', id, new Error('first'));
+    await q.complete('att.hand', id, { done: true }, { includeQueued: true });
+    expect((await viewOf(q, id)).attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'failed']]);
+    // failed while it waited (never claimed): its last error, no attempt
+    const waiting = (await q.send('att.hand', {}))!;
+    await q.fail('att.hand', waiting, new Error('never ran'));
+    const view = await viewOf(q, waiting);
+    expect(view.job.lastError).toMatchObject({ message: 'never ran' });
+    expect(view.attempts).toEqual([]);
+  });
+
   it('a lease that ran out is told apart from a failure', async () => {
     const q = f.create({ supervise: false });
     await q.createQueue('att.lease', { retryLimit: 1 });
@@ -107,8 +123,14 @@ describe("the job view's links", () => {
     await q.fail('att.src', id, new Error('gave up'));
     const source = await viewOf(q, id);
     expect(source.links.copy.jobs).toHaveLength(1);
-    const copy = await viewOf(q, source.links.copy.jobs[0]!.id);
+    expect(source.attempts.map((a) => [a.attempt, a.outcome, a.error?.message])).toEqual([[1, 'failed', 'gave up']]);
+    const copyId = source.links.copy.jobs[0]!.id;
+    const copy = await viewOf(q, copyId);
     expect(copy.job).toMatchObject({ name: 'att.dlq', sourceId: id, sourceName: 'att.src' });
+    // the copy holds its source's failure in its output, not as an attempt of its own; its own first one runs now
+    expect(copy.attempts).toEqual([]);
+    await q.fetch('att.dlq');
+    expect((await viewOf(q, copyId)).attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'running']]);
   });
 
   it('reads indexes only: job_deps by either side, the copies by their source', async () => {
@@ -120,14 +142,26 @@ describe("the job view's links", () => {
         Array.from({ length: 2000 }, () => ({ data: {} })),
       );
     await f.sql(`ANALYZE $schema.jobs_default`);
+    // a child with 100,000 parents (links to jobs long deleted but 60): its view reads no more links than it shows
+    const [{ child }] = (await f.sql<{ child: string }>(`SELECT max(id)::text AS child FROM $schema.jobs WHERE queue = 'att.plan'`)) as [
+      { child: string },
+    ];
+    await f.sql(
+      `INSERT INTO $schema.job_deps (parent_queue, parent_id, child_queue, child_id)
+       SELECT 'att.plan', CASE WHEN g <= 60 THEN g ELSE 10000000 + g END, 'att.plan', $1::bigint FROM generate_series(1, 100000) g`,
+      [child],
+    );
+    await f.sql(`ANALYZE $schema.job_deps`);
     const exec = engineExec(q);
     const st = runtimeOf(q).statements;
     await exec.query(`PREPARE links AS ${st.dashboardJobLinks}`);
     try {
-      const rows = await exec.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) EXECUTE links('att.plan', 5)`);
+      const rows = await exec.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) EXECUTE links('att.plan', ${child})`,
+      );
       const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).not.toMatch(/Seq Scan/);
-      expect(plan).toMatch(/job_deps_child_idx/);
+      expect(plan).toMatch(/job_deps_child_idx[^\n]*\(actual rows=51 loops=1\)/);
       expect(plan).toMatch(/job_deps_pkey/);
       expect(plan).toMatch(/jobs_default_source_name_source_id_idx/);
     } finally {

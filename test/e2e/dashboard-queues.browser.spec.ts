@@ -121,7 +121,7 @@ describe.each(['express', 'fastify'] as const)('the queue pages in a browser on 
     await page.waitForSelector('a:text("← Newest")');
     const second = await page.$$eval('table.browser tbody tr', (rows) => rows.map((r) => r.getAttribute('data-id')));
     expect(second).toHaveLength(50);
-    expect(BigInt(second[0] ?? 0)).toBeLessThan(BigInt(first.at(-1) ?? 0));
+    expect(BigInt(String(second[0]))).toBeLessThan(BigInt(String(first.at(-1))));
     await page.click('a.next');
     await page.waitForSelector('text=No older jobs.');
     expect(await page.$$eval('table.browser tbody tr', (rows) => rows.length)).toBe(20);

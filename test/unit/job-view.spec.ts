@@ -248,35 +248,36 @@ describe('the job page', () => {
 });
 
 describe("a job's attempts", () => {
-  it('adds the running or completing attempt to the failed ones, and reads old failures from output.errors', () => {
-    const failedOnce = [{ attempt: 1, worker: 'w', startedOn: null, endedOn: null, name: 'Error', message: 'x' }];
+  it('adds the running attempt, or the completing one that started after the last failure, to the failed ones', () => {
+    const at = (s: number) => new Date(now - s * 1000);
+    const failedOnce = [
+      { attempt: 1, worker: 'w', startedOn: at(60).toISOString(), endedOn: at(50).toISOString(), name: 'Error', message: 'x' },
+    ];
     expect(
-      attemptsOf(job({ state: 'active', retryCount: 1, workerId: 'w2' }), failedOnce).map((a) => [a.attempt, a.outcome, a.worker]),
+      attemptsOf(job({ state: 'active', retryCount: 1, workerId: 'w2', startedOn: at(5) }), failedOnce).map((a) => [
+        a.attempt,
+        a.outcome,
+        a.worker,
+      ]),
     ).toEqual([
       [1, 'failed', 'w'],
       [2, 'running', 'w2'],
     ]);
-    expect(attemptsOf(job({ state: 'completed', retryCount: 0 }), null).map((a) => a.outcome)).toEqual(['completed']);
-    expect(attemptsOf(job({ state: 'created', retryCount: 0, output: null }), null)).toEqual([]);
+    expect(attemptsOf(job({ state: 'completed', retryCount: 1, startedOn: at(5) }), failedOnce).map((a) => a.outcome)).toEqual([
+      'failed',
+      'completed',
+    ]);
+    // completed by hand while it waited for its retry: its start is the failed attempt's, no attempt of its own
+    expect(attemptsOf(job({ state: 'completed', retryCount: 1, startedOn: at(60) }), failedOnce).map((a) => a.outcome)).toEqual(['failed']);
+    // completed by hand before any claim
+    expect(attemptsOf(job({ state: 'completed', retryCount: 0, startedOn: null }), null)).toEqual([]);
+    expect(attemptsOf(job({ state: 'completed', retryCount: 0, startedOn: at(5) }), null).map((a) => a.outcome)).toEqual(['completed']);
+    expect(attemptsOf(job({ state: 'created', retryCount: 0 }), null)).toEqual([]);
     // failed for good: its last failure is the last attempt
     expect(attemptsOf(job({ state: 'failed', retryCount: 0 }), failedOnce)).toHaveLength(1);
-    // a job failed before attempts were recorded: its failures from output.errors, without worker or times
-    const old = attemptsOf(
-      job({
-        state: 'failed',
-        retryCount: 1,
-        output: {
-          errors: [
-            { name: 'E', message: 'b', retryCount: 1 },
-            { name: 'LeaseExpiredError', message: 'a', retryCount: 0 },
-          ],
-        },
-      }),
-      null,
-    );
-    expect(old.map((a) => [a.attempt, a.outcome, a.error?.message, a.worker])).toEqual([
-      [1, 'lease-expired', 'a', null],
-      [2, 'failed', 'b', null],
-    ]);
+    // errors in output (a dead-letter copy's source's, a failure before migration 18) are no attempts of this job
+    expect(
+      attemptsOf(job({ state: 'created', retryCount: 0, output: { errors: [{ name: 'E', message: 'b', retryCount: 0 }] } }), null),
+    ).toEqual([]);
   });
 });

@@ -250,7 +250,10 @@ export async function readJobView(source: SamplerSource, id: string): Promise<Jo
       const linked = await exec.query<JobLink & { kind: JobLinkKind }>(st.dashboardJobLinks, [r.queue, id]);
       const links = Object.fromEntries(
         (['parent', 'child', 'copy'] as const).map((kind) => {
-          const of = linked.filter((l) => l.kind === kind).map(({ queue, id, state }) => ({ queue, id, state }));
+          const of = linked
+            .filter((l) => l.kind === kind)
+            .map(({ queue, id, state }) => ({ queue, id, state }))
+            .sort((a, b) => (a.queue === b.queue ? Number(BigInt(a.id) - BigInt(b.id)) : a.queue < b.queue ? -1 : 1));
           return [kind, { jobs: of.slice(0, JOB_VIEW_LINKS), more: of.length > JOB_VIEW_LINKS }];
         }),
       ) as JobView['links'];

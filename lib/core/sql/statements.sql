@@ -640,19 +640,19 @@ JOIN "pgqueue".queues q ON q.name = j.queue
 WHERE j.queue = $1 AND j.id = $2::bigint
 
 -- dashboardJobLinks
-(SELECT 'parent' AS kind, j.queue, j.id::text AS id, j.state FROM "pgqueue".job_deps d
-  JOIN "pgqueue".jobs j ON j.queue = d.parent_queue AND j.id = d.parent_id
-  WHERE d.child_queue = $1 AND d.child_id = $2::bigint
-  ORDER BY d.parent_queue, d.parent_id LIMIT 51)
+SELECT 'parent' AS kind, j.queue, j.id::text AS id, j.state
+FROM (SELECT d.parent_queue, d.parent_id FROM "pgqueue".job_deps d WHERE d.child_queue = $1 AND d.child_id = $2::bigint
+  LIMIT 51) d
+JOIN "pgqueue".jobs j ON j.queue = d.parent_queue AND j.id = d.parent_id
 UNION ALL
-(SELECT 'child', j.queue, j.id::text, j.state FROM "pgqueue".job_deps d
-  JOIN "pgqueue".jobs j ON j.queue = d.child_queue AND j.id = d.child_id
-  WHERE d.parent_queue = $1 AND d.parent_id = $2::bigint
-  ORDER BY d.child_queue, d.child_id LIMIT 51)
+SELECT 'child', j.queue, j.id::text, j.state
+FROM (SELECT d.child_queue, d.child_id FROM "pgqueue".job_deps d WHERE d.parent_queue = $1 AND d.parent_id = $2::bigint
+  ORDER BY d.child_queue, d.child_id LIMIT 51) d
+JOIN "pgqueue".jobs j ON j.queue = d.child_queue AND j.id = d.child_id
 UNION ALL
 (SELECT 'copy', c.queue, c.id::text, c.state FROM "pgqueue".jobs c
   WHERE c.source_name = $1 AND c.source_id = $2::bigint
-  ORDER BY c.id LIMIT 51)
+  LIMIT 51)
 
 -- dashboardLeases
 SELECT j.worker_id, count(*)::int AS leases FROM "pgqueue".jobs j WHERE j.state = 'active' GROUP BY j.worker_id

@@ -1,6 +1,7 @@
 // The size of one stored error, in bytes. The walk that makes a thrown value storable (storable.ts, failure.ts) bounds
 // what it keeps in characters, which leaves room for up to three times as many bytes of UTF-8 (a message in CJK
-// characters), and each attempt's error is written three times in a row (output.error, output.errors, last_error).
+// characters), and each attempt's error is written three times in a row (output.error, output.errors, last_error),
+// its name, message (cut at 2,000 characters) and stack a fourth in the attempt's record (attempts, migration 18).
 // This cut is in bytes, as the database stores it, applied to the record as a whole. Pure.
 import { cutText, put } from './storable.js';
 
