@@ -1,6 +1,7 @@
 // The dashboard inside the user's Nest app: QueueDashboardModule.forRoot({ path, guards }) mounts a read-only page
 // at `path`, its assets, and a Server-Sent Events stream that every open page shares (one sampler per instance:
-// lib/core/dashboard/sampler.ts). GET routes only; every response carries a Content-Security-Policy without
+// lib/core/dashboard/sampler.ts); a job's view (`jobs/:id`), a queue's page (`queues/:name`) and a search (`search`),
+// each read on request (lib/core/dashboard/job-view.ts, queue-view.ts, search.ts). GET routes only; every response carries a Content-Security-Policy without
 // 'unsafe-inline' and X-Frame-Options DENY, and a request from another site's page is refused before any work. It is
 // never mounted open by accident: without guards it refuses to start, unless `localOnly: true` asks for this host
 // only (never in production). Every job's data, output and error goes through `redact` before it leaves.
