@@ -1,7 +1,7 @@
 import { PermanentJobError } from '../../lib/core/errors.js';
 import { recordingLogger, stateCounts, until } from '../helpers/db.js';
 import { engineExec, engineStatements, queueFixture } from '../helpers/queue.js';
-import type { PgQueue } from '../../lib/core/pg-queue.js';
+import { runtimeOf, type PgQueue } from '../../lib/core/pg-queue.js';
 
 const f = queueFixture('settle');
 const q = f.create();
@@ -334,6 +334,73 @@ describe('plans', () => {
     );
     expect(await one.fetch('fresh', { batchSize: 20 })).toHaveLength(10);
     expect(await everyStatementByIds(one, 'fresh')).toEqual(none);
+  });
+
+  it("the settles a worker prepares once, planned while its queue's table was small, still probe after it has grown", async () => {
+    // A prepared statement keeps its generic plan until the table's statistics or definition change: growth alone does
+    // not make PostgreSQL plan it again. So each statement the engine prepares (planOnce in lib/core/queues/router.ts)
+    // is planned here on a table of 60 jobs and run after 20,000 more rows came in, with no ANALYZE between.
+    const one = engine();
+    await ownPartition(one, 'grown');
+    await claimAll(one, 'grown', 60);
+    const exec = engineExec(one);
+    const statements = await engineStatements(one, 'grown');
+    const {
+      fetcherId: worker,
+      config: { channel },
+    } = one;
+    const runsOn = (ids: string[]): [string, unknown[]][] => {
+      const all = <T>(v: T) => ids.map(() => v);
+      return [
+        ['completeLeafJobs', ['grown', ids, all(null), all('{}'), worker, all(1), all(null), channel]],
+        ['removeLeafJobs', ['grown', ids, all(null), all('{}'), worker, all(1), all(null), channel]],
+        [
+          'failLeafJobs',
+          ['grown', ids, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null), channel],
+        ],
+        ['heartbeatJobs', ['grown', ids, all(1), worker, all(null)]],
+        ['releaseJobs', ['grown', ids, all(1), worker, channel, all(null)]],
+      ];
+    };
+    const activeIds = async () =>
+      (
+        await f.sql<{ id: string }>(
+          `SELECT id::text FROM $schema.jobs WHERE queue = 'grown' AND state = 'active' ORDER BY id DESC LIMIT 10`,
+        )
+      ).map((r) => r.id);
+    // each run in a transaction rolled back: the jobs stay active for the next statement
+    const run = async (name: string, values: unknown[], explain: string) => {
+      await exec.query('BEGIN');
+      try {
+        return (await exec.query<{ 'QUERY PLAN': string }>(`${explain} EXECUTE planned_${name}(${values.map(literal).join(', ')})`)).map(
+          (r) => r['QUERY PLAN'],
+        );
+      } finally {
+        await exec.query('ROLLBACK');
+      }
+    };
+    for (const [name, values] of runsOn(await activeIds())) {
+      const text = statements[name as keyof typeof statements];
+      expect({ name, prepared: runtimeOf(one).router.preparedTexts.has(text) }).toEqual({ name, prepared: true });
+      await exec.query(`PREPARE planned_${name} AS ${text}`);
+      await run(name, values, ''); // planned here, on the small table
+    }
+    await f.sql(`INSERT INTO $schema.jobs (queue, state, retry_limit, retry_delay, retry_backoff, expire_seconds, delete_after_seconds, keep_until)
+      SELECT 'grown', 'completed', 0, 0, false, 60, 60, now() FROM generate_series(1, 20000)`);
+    await claimAll(one, 'grown', 3000);
+    const wide: Record<string, string[]> = {};
+    for (const [name, values] of runsOn(await activeIds())) {
+      const plan = await run(name, values, 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF)');
+      const reads = plan.filter((line) => /Scan .* on jobs_\w+ /.test(line));
+      expect({ name, reads: reads.length > 0 }).toEqual({ name, reads: true });
+      // a probe by id returns at most the one row it names, per loop
+      wide[name] = plan.filter((line, i) => {
+        if (!/Scan .* on jobs_\w+ /.test(line) || line.includes('never executed')) return false;
+        const rows = Number(/rows=(\d+)/.exec(line)![1]);
+        return !/Index Cond: .*\bid = /.test(plan[i + 1] ?? '') || rows > 1;
+      });
+    }
+    expect(wide).toEqual(Object.fromEntries(runsOn([]).map(([name]) => [name, []])));
   });
 
   it('statements that name jobs probe each in one large queue among many small ones', async () => {

@@ -135,9 +135,12 @@ export class QueueRouter {
 /**
  * The statements prepared once per connection, whose generic plan cannot depend on the table's size (see
  * ENGINE_SESSION in db.ts): the claims (the ready index walked in claim order, the update by tid), the
- * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), and a loop's
- * read of its next due time (index probes only; planning it was most of its time: bench/design/next-due.mjs). A
- * test plans each claim on an empty table, grows the table, and checks what a run reads.
+ * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), a loop's
+ * read of its next due time (index probes only; planning it was most of its time: bench/design/next-due.mjs),
+ * and a worker's settles of jobs that are no flow parent, its heartbeats and hand-backs (a primary-key probe per
+ * job named; preparing them cut a drain's CPU per job by 4-6%: docs/design.md, "Planning: what is prepared and
+ * what is planned on each run"). Tests plan each on a small table, grow it, and check what a run reads
+ * (claim.spec.ts, settle.spec.ts).
  */
 function planOnce(st: Statements): ReadonlySet<string> {
   return new Set([
@@ -150,5 +153,10 @@ function planOnce(st: Statements): ReadonlySet<string> {
     st.insertJobsKeyedUnchecked,
     st.publishJobs,
     st.nextDue,
+    st.completeLeafJobs,
+    st.removeLeafJobs,
+    st.failLeafJobs,
+    st.heartbeatJobs,
+    st.releaseJobs,
   ]);
 }
