@@ -336,10 +336,11 @@ describe('plans', () => {
     expect(await everyStatementByIds(one, 'fresh')).toEqual(none);
   });
 
-  it("the settles a worker prepares once, planned while its queue's table was small, still probe after it has grown", async () => {
+  it("the completions a worker prepares once, planned while its queue's table was small, still probe after it has grown", async () => {
     // A prepared statement keeps its generic plan until the table's statistics or definition change: growth alone does
-    // not make PostgreSQL plan it again. So each statement the engine prepares (planOnce in lib/core/queues/router.ts)
-    // is planned here on a table of 60 jobs and run after 20,000 more rows came in, with no ANALYZE between.
+    // not make PostgreSQL plan it again. So each completion the engine prepares (planOnce in lib/core/queues/router.ts)
+    // is planned here on a table of 60 jobs and run after 23,000 more rows came in (3,000 of them active), with no
+    // ANALYZE between.
     const one = engine();
     await ownPartition(one, 'grown');
     await claimAll(one, 'grown', 60);
@@ -354,12 +355,6 @@ describe('plans', () => {
       return [
         ['completeLeafJobs', ['grown', ids, all(null), all('{}'), worker, all(1), all(null), channel]],
         ['removeLeafJobs', ['grown', ids, all(null), all('{}'), worker, all(1), all(null), channel]],
-        [
-          'failLeafJobs',
-          ['grown', ids, all(null), all('{"message":"x"}'), all(false), all(null), worker, all(1), channel, all(null), channel],
-        ],
-        ['heartbeatJobs', ['grown', ids, all(1), worker, all(null)]],
-        ['releaseJobs', ['grown', ids, all(1), worker, channel, all(null)]],
       ];
     };
     const activeIds = async () =>
