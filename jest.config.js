@@ -20,13 +20,31 @@ const CAMPAIGN = '<rootDir>/test/reliability/campaign.spec.ts';
 /** The campaign crash-restarts the given server: no other file may run meanwhile. */
 const crashesGiven = Boolean(given) && process.env.PGQUEUE_TEST_CRASH_SERVER === '1';
 
+/** The projects named by --selectProjects (all of them when it is not given). */
+function selected() {
+  const names = [];
+  process.argv.forEach((arg, i) => {
+    if (arg.startsWith('--selectProjects=')) names.push(...arg.slice('--selectProjects='.length).split(','));
+    else if (arg === '--selectProjects')
+      for (const next of process.argv.slice(i + 1)) {
+        if (next.startsWith('-')) break;
+        names.push(next);
+      }
+  });
+  return names.length > 0 ? names : ['unit', 'db', 'campaign'];
+}
+
 /**
  * Two files at once peaked at 83 connections. The embedded server the setup starts allows 300, so there two files
  * run side by side. A server we did not start (DATABASE_URL) is shared with whatever else uses it: two files run at
  * once only when it allows at least 200 connections (this machine's PostgreSQL allows 100 unless .ci/run raised it);
- * a server that does not answer here leaves it at one, and the setup reports why.
+ * a server that does not answer here leaves it at one, and the setup reports why. Jest's projects share its workers:
+ * where the campaign crashes the given server, a run that selects it with other projects runs one file at a time.
  */
 async function workers() {
+  const projects = selected();
+  if (!projects.some((p) => p !== 'unit')) return 2; // no database: nothing to ask
+  if (crashesGiven && projects.includes('campaign') && projects.length > 1) return 1;
   if (!given) return 2;
   const client = new pg.Client({ connectionString: given, connectionTimeoutMillis: 5000 });
   try {

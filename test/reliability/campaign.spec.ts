@@ -31,9 +31,9 @@ const BACKLOG = 400;
 
 /**
  * The server the campaign crashes. The one the suite was given only when asked to (PGQUEUE_TEST_CRASH_SERVER=1,
- * as .ci/run does), when test files run one at a time (DATABASE_URL, see jest.config.js), and when its sessions
- * are processes of this machine that the test may signal on a server that restarts after a crash. Otherwise a
- * private embedded server.
+ * as .ci/run does; the campaign then runs alone, after every other file: Jest's `campaign` project in
+ * jest.config.js), and when its sessions are processes of this machine that the test may signal on a server that
+ * restarts after a crash. Otherwise a private embedded server.
  */
 async function campaignServer(): Promise<{ url: string; kind: string; close: () => Promise<void> }> {
   if (process.env.PGQUEUE_TEST_CRASH_SERVER === '1' && (process.env.PGQUEUE_TEST_DATABASE_URL || process.env.DATABASE_URL)) {
