@@ -1,0 +1,95 @@
+// docs/performance.md, "What bounds a drain": what the jobs table's indexes whose predicate a plain job never enters
+// (the policies', the keys', the groups', findJobs' and the job view's) cost a drain of kept jobs. Each round drains
+// `--jobs` jobs of a standard queue twice, in schemas of their own: once with every index, once with only the five a
+// plain job's life writes or reads (the primary key, the ready and lease indexes, the two finished-rows indexes).
+//
+//   node bench/design/unused-indexes.mjs [--rounds 3] [--jobs 60000]
+//
+// Prints per variant: drained jobs/s, the machine's CPU per job (every process, /proc/stat) and the WAL per job
+// (pg_current_wal_lsn, from after a CHECKPOINT), medians (min–max) of the rounds.
+import { readFileSync } from 'node:fs';
+import { describeServer, inSchema, intArg, spread, table } from './common.mjs';
+
+const ROUNDS = intArg('rounds', 3);
+const JOBS = intArg('jobs', 60_000);
+const KEPT = ['_pkey', '_queue_priority_start_after_id_idx', '_queue_lease_until_idx', '_keep_until_idx', '_completed_on_idx'];
+const WORK = { concurrency: 50, batchSize: 200, pollingIntervalSeconds: 2 };
+
+/** busy and all jiffies of the machine, from /proc/stat */
+function ticks() {
+  const t = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+  const all = t.reduce((a, b) => a + b, 0);
+  return { busy: all - t[3] - t[4], all };
+}
+
+async function drain(variant) {
+  return inSchema(`unused_${variant}`, async ({ q, S, admin }) => {
+    await q.createQueue('d');
+    if (variant === 'lean') {
+      const { rows } = await admin.query(
+        `SELECT p.inhparent::regclass::text AS parent, i.indexrelid::regclass::text AS name
+         FROM pg_index i LEFT JOIN pg_inherits p ON p.inhrelid = i.indexrelid WHERE i.indrelid = '${S}.jobs_default'::regclass`,
+      );
+      for (const { parent, name } of rows) if (!KEPT.some((k) => name.endsWith(k))) await admin.query(`DROP INDEX ${parent ?? name}`);
+    }
+    const {
+      rows: [{ n: indexes }],
+    } = await admin.query(`SELECT count(*)::int AS n FROM pg_index WHERE indrelid = '${S}.jobs_default'::regclass`);
+    for (let i = 0; i < JOBS; i += 1000)
+      await q.insert(
+        'd',
+        Array.from({ length: Math.min(1000, JOBS - i) }, (_, k) => ({ data: { i: i + k } })),
+      );
+    await admin.query('CHECKPOINT');
+    const lsn = async () => (await admin.query('SELECT pg_current_wal_lsn()::text AS l')).rows[0].l;
+    const [l0, c0, t0] = [await lsn(), ticks(), performance.now()];
+    let handled = 0;
+    let done;
+    const all = new Promise((resolve) => (done = resolve));
+    const id = await q.work('d', WORK, async () => {
+      if (++handled === JOBS) done();
+    });
+    await all;
+    for (;;) {
+      const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${S}.jobs WHERE queue = 'd' AND state <> 'completed'`);
+      if (rows[0].n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const ms = performance.now() - t0;
+    const c1 = ticks();
+    const {
+      rows: [{ b }],
+    } = await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::float8 AS b', [l0]);
+    await q.offWork(id);
+    const hz = 100; // USER_HZ
+    return { indexes, rate: JOBS / (ms / 1000), cpu: (((c1.busy - c0.busy) / hz) * 1e6) / JOBS, wal: b / JOBS };
+  });
+}
+
+const results = { all: [], lean: [] };
+let machine = '';
+for (let r = 0; r < ROUNDS; r++)
+  for (const variant of r % 2 === 0 ? ['all', 'lean'] : ['lean', 'all']) {
+    results[variant].push(await drain(variant));
+    console.error(`round ${r + 1}/${ROUNDS}: ${variant} done`);
+  }
+await inSchema('unused_machine', async ({ admin }) => (machine = await describeServer(admin)));
+console.log(`${machine}\n\n${JOBS} jobs drained by one worker (concurrency 50, batch 200), ${ROUNDS} interleaved rounds\n`);
+table(
+  ['indexes on the jobs', 'drained jobs/s', 'machine CPU µs per job', 'WAL bytes per job'],
+  Object.values(results).map((rs) => [
+    rs[0].indexes,
+    spread(
+      rs.map((x) => x.rate),
+      0,
+    ),
+    spread(
+      rs.map((x) => x.cpu),
+      1,
+    ),
+    spread(
+      rs.map((x) => x.wal),
+      0,
+    ),
+  ]),
+);
