@@ -138,10 +138,10 @@ export class QueueRouter {
  * inserts (no scan of jobs; publish's also probes the primary keys of subscriptions and queues), a loop's
  * read of its next due time (index probes only; planning it was most of its time: bench/design/next-due.mjs),
  * and a worker's completions of jobs that are no flow parent (a primary-key probe per job named; preparing them
- * cut a drain's CPU per job by 4-6%). A plan stays in each connection's backend for each table it ran on, so the
- * rarer writes with larger plans (failLeafJobs: 655 KiB) are planned on each run: docs/design.md, "Planning: what
- * is prepared and what is planned on each run". Tests plan each on a small table, grow it, and check what a run
- * reads (claim.spec.ts, settle.spec.ts).
+ * cut a drain's machine CPU per job by 6% in two runs). A plan stays in each connection's backend for each table it
+ * ran on, so the rarer writes with larger plans (failLeafJobs: 655 KiB) are planned on each run: docs/design.md,
+ * "Planning: what is prepared and what is planned on each run". claim.spec.ts plans the claims, and settle.spec.ts
+ * the completions, on a small table and checks what a run reads once it has grown.
  */
 function planOnce(st: Statements): ReadonlySet<string> {
   return new Set([
