@@ -12,7 +12,8 @@ import { describeServer, inSchema, intArg, spread, table } from './common.mjs';
 
 const ROUNDS = intArg('rounds', 3);
 const JOBS = intArg('jobs', 60_000);
-const KEPT = ['_pkey', '_queue_priority_start_after_id_idx', '_queue_lease_until_idx', '_keep_until_idx', '_completed_on_idx'];
+/** The parent's indexes a plain job's claim and completion use (schema/index.ts names them). */
+const KEPT = ['jobs_pkey', 'jobs_ready_idx', 'jobs_lease_idx', 'jobs_finished_keep_idx', 'jobs_finished_on_idx'];
 const WORK = { concurrency: 50, batchSize: 200, pollingIntervalSeconds: 2 };
 
 /** busy and all jiffies of the machine, from /proc/stat */
@@ -26,11 +27,15 @@ async function drain(variant) {
   return inSchema(`unused_${variant}`, async ({ q, S, admin }) => {
     await q.createQueue('d');
     if (variant === 'lean') {
+      // the partition's indexes are attached to the parent's: each is dropped through its parent, known by name
       const { rows } = await admin.query(
-        `SELECT p.inhparent::regclass::text AS parent, i.indexrelid::regclass::text AS name
-         FROM pg_index i LEFT JOIN pg_inherits p ON p.inhrelid = i.indexrelid WHERE i.indrelid = '${S}.jobs_default'::regclass`,
+        `SELECT p.inhparent::regclass::text AS parent, c.relname AS parent_name
+         FROM pg_index i JOIN pg_inherits p ON p.inhrelid = i.indexrelid JOIN pg_class c ON c.oid = p.inhparent
+         WHERE i.indrelid = '${S}.jobs_default'::regclass`,
       );
-      for (const { parent, name } of rows) if (!KEPT.some((k) => name.endsWith(k))) await admin.query(`DROP INDEX ${parent ?? name}`);
+      const kept = rows.filter((r) => KEPT.includes(r.parent_name));
+      if (kept.length !== KEPT.length) throw new Error(`expected the indexes ${KEPT.join(', ')}, found ${kept.map((r) => r.parent_name)}`);
+      for (const { parent, parent_name } of rows) if (!KEPT.includes(parent_name)) await admin.query(`DROP INDEX ${parent}`);
     }
     const {
       rows: [{ n: indexes }],
