@@ -172,6 +172,21 @@ describe('fetch (the claim)', () => {
     expect(settings).toEqual({ bitmap: 'off', seq: 'off', plans: 'force_generic_plan', isolation: 'read committed', timeout: '10min' });
   });
 
+  it('a prepared statement whose result a migration changed is sent again unnamed, and naming stops', async () => {
+    // A release migrating while an older one runs may change the type of a column a prepared statement returns:
+    // PostgreSQL then refuses the statement on every connection that prepared it (0A000, "cached plan must not change
+    // result type"), however often it is sent.
+    const lines: string[] = [];
+    const one = f.create({ poolSize: 1, supervise: false, logger: { log() {}, warn: (m: string) => lines.push(m), error: () => {} } });
+    await one.createQueue('retyped');
+    await one.insert('retyped', [{}, {}, {}]);
+    expect(await one.fetch('retyped')).toHaveLength(1); // the claim is prepared, its generic plan made
+    await f.sql(`ALTER TABLE $schema.jobs ALTER COLUMN retry_limit TYPE bigint`);
+    expect(await one.fetch('retyped')).toHaveLength(1);
+    expect(await one.fetch('retyped')).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('cached plan must not change result type'))).toHaveLength(1);
+  });
+
   it('with preparedStatements: false nothing is prepared (for transaction-mode poolers)', async () => {
     const plain = f.create({ poolSize: 1, preparedStatements: false });
     await plain.createQueue('unprepared');

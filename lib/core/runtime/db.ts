@@ -90,10 +90,18 @@ export class StatementNames {
   }
 }
 
-/** A prepared statement the server connection did not have, or had already: see StatementNames. */
+/**
+ * A prepared statement the server connection did not have, or had already (see StatementNames); or one PostgreSQL
+ * refuses to run since the columns it returns changed type (a newer release's migration, while this one runs): it
+ * would refuse it on that connection however often it was sent. Each error comes before the statement ran.
+ */
 export function lostPreparedStatement(err: unknown): boolean {
   const code = sqlState(err);
-  return code === SQLSTATE.preparedStatementMissing || code === SQLSTATE.preparedStatementExists;
+  return (
+    code === SQLSTATE.preparedStatementMissing ||
+    code === SQLSTATE.preparedStatementExists ||
+    (code === SQLSTATE.featureNotSupported && /cached plan must not change result type/.test((err as Error).message))
+  );
 }
 
 /**

@@ -21,6 +21,8 @@ export const SQLSTATE = {
    */
   preparedStatementMissing: '26000',
   preparedStatementExists: '42P05',
+  /** Not supported: among others, a prepared statement whose result's columns changed under it (db.ts). */
+  featureNotSupported: '0A000',
   /** A protocol violation: how PgBouncer refuses a startup parameter it does not know (`options`). */
   protocolViolation: '08P01',
 } as const;

@@ -214,7 +214,7 @@ export class Runtime {
   /** A prepared statement was lost (StatementNames): said once, and LISTEN checked again. */
   private preparedStatementsLost(err: unknown): void {
     this.poolerWarning(
-      `a statement the engine had prepared was lost (${(err as Error).message}), as behind a transaction-mode pooler, or after a DEALLOCATE ALL by the app on one of the engine's connections (a transactional handler's): the engine's statements run unnamed from now on`,
+      `a statement the engine had prepared was lost (${(err as Error).message}), as behind a transaction-mode pooler, after a DEALLOCATE ALL by the app on one of the engine's connections (a transactional handler's), or after a migration changed the columns a statement returns: the engine's statements run unnamed from now on`,
     );
     for (const watcher of this.listenWatchers) watcher.check();
   }
