@@ -100,7 +100,8 @@ export function lostPreparedStatement(err: unknown): boolean {
   return (
     code === SQLSTATE.preparedStatementMissing ||
     code === SQLSTATE.preparedStatementExists ||
-    (code === SQLSTATE.featureNotSupported && /cached plan must not change result type/.test((err as Error).message))
+    // told apart by the server's routine, which a translated message (lc_messages) leaves as it is
+    (code === SQLSTATE.featureNotSupported && (err as { routine?: unknown }).routine === 'RevalidateCachedQuery')
   );
 }
 
