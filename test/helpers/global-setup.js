@@ -6,8 +6,7 @@ import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createEmbeddedPostgres } from './embedded-postgres.js';
 
-/** Whether a Docker engine answers (where the setup starts a Testcontainers server; jest.config.js asks too). */
-export function dockerAnswers() {
+function dockerAnswers() {
   const host = process.env.DOCKER_HOST;
   const socketPath = host?.startsWith('unix://') ? host.slice(7) : host ? undefined : '/var/run/docker.sock';
   const target = socketPath
