@@ -186,6 +186,18 @@ describe('plans', () => {
     return `'${String(v).replaceAll("'", "''")}'`;
   };
 
+  /** Each read of a jobs partition in `plan` (an index, sequential or bitmap scan), with the lines that describe it. */
+  const jobScans = (plan: string[]): string[][] =>
+    plan.flatMap((line, i) => {
+      if (!/Scan\b.*\bon jobs_\w+ /.test(line)) return [];
+      const end = plan.findIndex((l, k) => k > i && l.includes('->'));
+      return [[line, ...plan.slice(i + 1, end === -1 ? undefined : end)]];
+    });
+
+  /** The rows a scan's filters and rechecks removed. */
+  const removedBy = (block: string[]): number =>
+    block.reduce((n, l) => n + Number(/Rows Removed by (?:Index Recheck|Filter): (\d+)/.exec(l)?.[1] ?? 0), 0);
+
   /** An engine on one connection with the engine's session settings, and no maintenance pass to share it with. */
   const engine = () => f.create({ poolSize: 1, supervise: false });
 
@@ -208,20 +220,13 @@ describe('plans', () => {
       ).map((r) => r['QUERY PLAN']);
       await exec.query('ROLLBACK');
       await exec.query('DEALLOCATE by_id');
-      // each scan of a jobs partition, with the lines that describe it (up to the next node)
-      const scans = plan.flatMap((line, i) => {
-        if (!/Scan .* on jobs_\w+ /.test(line)) return [];
-        const end = plan.findIndex((l, k) => k > i && l.includes('->'));
-        return [[line, ...plan.slice(i + 1, end === -1 ? undefined : end)]];
-      });
+      const scans = jobScans(plan);
       expect({ name, scans: scans.length > 0 }).toEqual({ name, scans: true });
       wide[name] = scans
         .filter(([line]) => !line!.includes('never executed'))
         .filter((block) => {
           const [, rows, loops] = /rows=(\d+)(?:\.\d+)? loops=(\d+)/.exec(block[0]!)!;
-          const removed = block
-            .map((l) => /Rows Removed by (?:Index Recheck|Filter): (\d+)/.exec(l))
-            .reduce((n, m) => n + (m ? Number(m[1]) : 0), 0);
+          const removed = removedBy(block);
           const byId = block.some((l) => /Index Cond: .*\bid = /.test(l));
           return !byId || (Number(rows) + removed) * Number(loops) > most;
         })
@@ -380,15 +385,13 @@ describe('plans', () => {
      * that is not a probe of the primary key by id or that read more than `most` rows per loop (returned or removed).
      */
     const wideReads = (plan: string[], most: number) =>
-      plan.flatMap((line, i) => {
-        if (!/Scan\b.*\bon jobs_\w+ /.test(line) || line.includes('never executed')) return [];
-        const end = plan.findIndex((l, k) => k > i && l.includes('->'));
-        const block = [line, ...plan.slice(i + 1, end === -1 ? undefined : end)];
-        const probe = /Index Scan using \S+_pkey/.test(line) && block.some((l) => /Index Cond: .*\bid = /.test(l));
-        const rows = /rows=(\d+)/.exec(line);
-        const removed = block.reduce((n, l) => n + Number(/Rows Removed by (?:Index Recheck|Filter): (\d+)/.exec(l)?.[1] ?? 0), 0);
-        return probe && (rows === null || Number(rows[1]) + removed <= most) ? [] : [block.join(' | ')];
-      });
+      jobScans(plan)
+        .filter(([line]) => !line!.includes('never executed'))
+        .flatMap((block) => {
+          const probe = /Index Scan using \S+_pkey/.test(block[0]!) && block.some((l) => /Index Cond: .*\bid = /.test(l));
+          const rows = /rows=(\d+)/.exec(block[0]!);
+          return probe && (rows === null || Number(rows[1]) + removedBy(block) <= most) ? [] : [block.join(' | ')];
+        });
     const none = Object.fromEntries(runsOn([]).map(([name]) => [name, []]));
     const small: Record<string, string[]> = {};
     for (const [name, values] of runsOn(await activeIds())) {
