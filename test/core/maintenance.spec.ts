@@ -1,5 +1,6 @@
 import { queueFixture } from '../helpers/queue.js';
-import { until } from '../helpers/db.js';
+import pg from 'pg';
+import { testUrl, until } from '../helpers/db.js';
 
 const f = queueFixture('maint');
 const q = f.create({ supervise: false });
@@ -66,5 +67,37 @@ describe('reaping expired leases', () => {
     await supervisor.work(queueName, { pollingIntervalSeconds: 0.1 }, (job) => `attempt ${job.retryCount}`);
     await until(async () => (await q.getJobById(queueName, id))!.state === 'completed', 'reaped and completed');
     expect((await q.getJobById(queueName, id))!.output).toBe('attempt 1');
+  });
+
+  it('a forced pass waits for a pass under way elsewhere, then runs; callers that force one meanwhile share the next', async () => {
+    const id = await claimOne();
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    // another instance's pass, as far as the lock goes: x holds the schema's maintenance lock
+    const x = new pg.Client({ connectionString: testUrl() });
+    await x.connect();
+    try {
+      await x.query('BEGIN');
+      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
+      const [first, second, third] = [q.maintain({ force: true }), q.maintain({ force: true }), q.maintain({ force: true })];
+      // one backend waits for the lock: the first pass; the other two callers wait in the instance, holding no connection
+      const waiting = async () =>
+        (
+          await f.sql(
+            `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 1885824374
+               AND objid::text::bigint = (hashtext($1)::bigint + 4294967296) % 4294967296`,
+            [f.schema],
+          )
+        ).length;
+      await until(async () => (await waiting()) === 1, 'the forced pass waiting for the lock');
+      expect((await q.getJobById(queueName, id))!.state).toBe('active');
+      await x.query('COMMIT');
+      const [a, b, c] = await Promise.all([first, second, third]);
+      expect(a).toMatchObject({ ran: true, reaped: 1 });
+      expect(b).toMatchObject({ ran: true, reaped: 0 });
+      expect(c).toBe(b);
+    } finally {
+      await x.end();
+    }
+    expect((await q.getJobById(queueName, id))!.state).toBe('retry');
   });
 });

@@ -364,6 +364,47 @@ describe("queue_stats' day partitions", () => {
     expect(homes.length).toBeGreaterThan(0);
     for (const { t } of homes) expect(t).toMatch(new RegExp(`^${f.schema}\\.queue_stats_\\d{8}$`));
   });
+  it("are kept by a forced pass even while another instance's pass holds the monitor's lock at that moment", async () => {
+    await f.sql(
+      `CREATE TABLE $schema.queue_stats_${day(-11)} PARTITION OF $schema.queue_stats
+       FOR VALUES FROM (((now() AT TIME ZONE 'UTC')::date - 11)::timestamp AT TIME ZONE 'UTC')
+       TO (((now() AT TIME ZONE 'UTC')::date - 10)::timestamp AT TIME ZONE 'UTC')`,
+    );
+    const lock = `SELECT pg_advisory_xact_lock(1885824376, hashtext($1))`;
+    // the backends waiting for this schema's monitor lock (key 2 is hashtext's int4 as pg_locks shows it, unsigned)
+    const waiting = async () =>
+      (
+        await f.sql<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 1885824376
+             AND objid::text::bigint = (hashtext($1)::bigint + 4294967296) % 4294967296`,
+          [f.schema],
+        )
+      ).map((r) => r.pid);
+    const [x, y] = [new pg.Client({ connectionString: testUrl() }), new pg.Client({ connectionString: testUrl() })];
+    await Promise.all([x.connect(), y.connect()]);
+    try {
+      // x holds the lock; the forced pass's count waits behind it, and y behind the count
+      await x.query('BEGIN');
+      await x.query(lock, [f.schema]);
+      const forced = stats.monitor({ force: true });
+      await until(async () => (await waiting()).length === 1, "the forced pass's count waiting for the lock");
+      const yPid = (await y.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await y.query('BEGIN');
+      const yHeld = y.query(lock, [f.schema]);
+      await until(async () => (await waiting()).includes(yPid), 'y waiting behind the count');
+      await x.query('COMMIT');
+      // the count runs and commits; y then holds the lock while the pass goes on to keep the partitions
+      await yHeld;
+      const settled = forced.then(() => 'settled' as const);
+      const first = await Promise.race([settled, until(async () => (await waiting()).length === 1 && ('waits' as const), 'the pass')]);
+      await y.query('COMMIT');
+      expect(first).toBe('waits');
+      await forced;
+    } finally {
+      await Promise.all([x.end(), y.end()]);
+    }
+    expect(await partitions()).not.toContain(`queue_stats_${day(-11)}`);
+  });
 });
 
 describe("queue_stats' day partitions, kept by an application role that owns no table", () => {

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import type { EngineEvents } from '../events.js';
+import { ForcedTurn } from './forced-turn.js';
 import { Retention } from './retention.js';
 import { UnworkedQueues, type UnworkedRow } from './unworked.js';
 import type { Statements } from '../sql/index.js';
@@ -82,21 +83,30 @@ export class Maintenance {
     this.stopping = true;
   }
 
+  /** Forced passes, shared by the callers that ask at once. */
+  private readonly forced = new ForcedTurn<MaintenanceResult>();
+
   /**
    * One pass on a connection of its own from `connect`, in one bounded transaction. It runs only when none ran
-   * in the last interval anywhere in the cluster, unless `force`.
+   * in the last interval anywhere in the cluster, unless `force`: then it runs, after a pass under way elsewhere ends.
    */
-  async run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
+  run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
+    return force ? this.forced.take(() => this.pass(connect, true)) : this.pass(connect, false);
+  }
+
+  private async pass(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
     const { statements, schema, channel, intervalSeconds } = this.ctx;
     const reapedRows: ReapedRow[] = [];
     const result = await inTransaction(connect, async (client) => {
       let reaped = 0;
-      const [lock] = (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows;
+      // bounds the wait for the lock too
+      await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
+      const take = force ? statements.waitMaintenanceLock : statements.tryMaintenanceLock;
+      const [lock] = (await client.query<{ locked: boolean }>(take, [schema])).rows;
       const due =
         lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
       let unstuck = 0;
       if (due) {
-        await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
         for (;;) {
           const { rows } = await client.query<ReapedRow>(statements.reapExpiredLeases, [REAP_BATCH, channel]);
           reaped += rows.length;

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import { passStatement } from './retention.js';
+import { ForcedTurn } from './forced-turn.js';
 import type { QueueWarning } from '../events.js';
 import type { Statements } from '../sql/index.js';
 
@@ -60,7 +61,7 @@ export class QueueMonitor {
    * force a pass at once share one, and all it does after the count.
    */
   run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MonitorResult> {
-    return force ? this.forcedPass(connect) : this.wholePass(connect, false);
+    return force ? this.forced.take(() => this.wholePass(connect, true)) : this.wholePass(connect, false);
   }
 
   /** A pass and what follows its count: the queue-size warnings, and with persistQueueStats the work after it. */
@@ -69,7 +70,7 @@ export class QueueMonitor {
     if (result.ran) this.watchSizes(result.queues);
     if (result.ran && this.ctx.persistQueueStats) {
       await this.reconcileLateCommits(connect);
-      await this.keepPartitions(connect);
+      await this.keepPartitions(connect, force);
     }
     return result;
   }
@@ -92,8 +93,9 @@ export class QueueMonitor {
    * Makes the next days' partitions of queue_stats and drops those past queueStatRetentionDays, after the pass has
    * committed and in a transaction of its own: partition DDL locks queue_stats, so it waits at most 5 s for the lock
    * (readers of the stats are not queued behind it for long), and a failure loses no count; the next pass tries again.
+   * A forced pass waits for another instance's pass to let go of the lock: its caller asked for the partitions of now.
    */
-  private async keepPartitions(connect: () => Promise<pg.PoolClient>): Promise<void> {
+  private async keepPartitions(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<void> {
     const { statements, queueStatRetentionDays, schema } = this.ctx;
     try {
       // the rows of the default partition first, in a statement of their own: a failure of the DDL keeps no old row
@@ -101,8 +103,8 @@ export class QueueMonitor {
       await inTransaction(connect, async (client) => {
         await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
         // one instance at a time (a forced pass elsewhere may end now too): two making a partition at once deadlock
-        const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
-        if (!lock?.locked) return;
+        const take = force ? statements.waitMonitorLock : statements.tryMonitorLock;
+        if (!(await client.query<{ locked: boolean }>(take, [schema])).rows[0]?.locked) return;
         await client.query(statements.setDdlLockTimeout);
         await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
       });
@@ -111,27 +113,8 @@ export class QueueMonitor {
     }
   }
 
-  /** The forced pass running, and the one queued behind it, which every caller that comes meanwhile shares. */
-  private forcedRunning: Promise<MonitorResult> | null = null;
-  private forcedNext: Promise<MonitorResult> | null = null;
-
-  /**
-   * A forced pass that starts after this call (its counts are of now), shared: however many callers force a pass at
-   * once (getQueueStats, monitor()), one runs and at most one waits behind it, each holding one connection.
-   */
-  private forcedPass(connect: () => Promise<pg.PoolClient>): Promise<MonitorResult> {
-    if (!this.forcedRunning) {
-      this.forcedRunning = this.wholePass(connect, true).finally(() => (this.forcedRunning = null));
-      return this.forcedRunning;
-    }
-    this.forcedNext ??= this.forcedRunning
-      .catch(() => undefined)
-      .then(() => {
-        this.forcedNext = null;
-        return this.forcedPass(connect);
-      });
-    return this.forcedNext;
-  }
+  /** Forced passes, shared by the callers that ask at once (getQueueStats, monitor()). */
+  private readonly forced = new ForcedTurn<MonitorResult>();
 
   /**
    * A `queue-size` warning for each queue whose waiting jobs (created and retry) reached its warningQueueSize (its

@@ -56,6 +56,9 @@ export const setPassSettings = (_s: string) => `SELECT set_config('statement_tim
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
 export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;
 
+/** Takes the maintenance lock for this transaction, waiting for a pass under way to end (a forced pass). $1 schema name */
+export const waitMaintenanceLock = (_s: string) => `SELECT true AS locked FROM pg_advisory_xact_lock(1885824374, hashtext($1))`;
+
 /**
  * Takes the turn of task $1 when it last ran at least $2 seconds ago (or never); returns a row when
  * this instance should run it now.

@@ -186,4 +186,4 @@ export const deleteOldDefaultStats = (s: string) =>
 export const tryMonitorLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824376, hashtext($1)) AS locked`;
 
 /** Takes the monitor's lock for this transaction, waiting for a pass under way to end (a forced pass). $1 schema name */
-export const waitMonitorLock = (_s: string) => `SELECT pg_advisory_xact_lock(1885824376, hashtext($1)) IS NULL AS locked`;
+export const waitMonitorLock = (_s: string) => `SELECT true AS locked FROM pg_advisory_xact_lock(1885824376, hashtext($1))`;

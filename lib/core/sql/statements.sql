@@ -2850,8 +2850,11 @@ ON CONFLICT (name, key) DO UPDATE SET
 WHERE c.managed OR NOT excluded.managed
 RETURNING name
 
+-- waitMaintenanceLock
+SELECT true AS locked FROM pg_advisory_xact_lock(1885824374, hashtext($1))
+
 -- waitMonitorLock
-SELECT pg_advisory_xact_lock(1885824376, hashtext($1)) IS NULL AS locked
+SELECT true AS locked FROM pg_advisory_xact_lock(1885824376, hashtext($1))
 
 -- waitingChildren
 SELECT EXISTS (
