@@ -67,12 +67,13 @@ function chosenWorkloads() {
 
 /** The child's arguments for one cell: sizes from `sizes`, the system's own arguments last. */
 function cellArgs(system, workload, extra) {
-  const jobs = workload === 'long-drain' ? sizes.longDrainJobs : sizes.jobs;
+  const jobs = workload === 'long-drain' || workload === 'scale' ? sizes.longDrainJobs : sizes.jobs;
   const a = ['--workload', workload, '--jobs', String(jobs), '--chunk', String(sizes.insertChunk)];
   if (workload === 'steady') a.push('--sends', String(sizes.steadySends), '--interval-ms', '0');
   if (workload === 'idle') a.push('--sends', String(sizes.idleSends), '--interval-ms', String(sizes.idleIntervalMs));
   if (workload === 'flat') a.push('--flat-rows', String(sizes.flatRows), '--flat-claims', String(sizes.flatClaims));
   if (workload === 'memory') a.push('--concurrency', String(sizes.memoryConcurrency));
+  if (workload === 'scale') a.push('--warmup', String(sizes.scaleWarmupJobs));
   return [...a, ...extra, ...system.args];
 }
 

@@ -201,10 +201,16 @@ function mailbox(emitter, ignore = new Set()) {
     });
   }
   return {
+    /** The first message of `type` (or of any of the types in an array), waiting for one. */
     async take(type, timeoutMs) {
-      await waiter.wait(() => exited !== null || messages.some((m) => m.type === type), timeoutMs, `message "${type}"`);
-      const i = messages.findIndex((m) => m.type === type);
-      if (i < 0) throw new Error(`the other process ended (${exited}) before sending "${type}"`);
+      const types = new Set([type].flat());
+      await waiter.wait(
+        () => exited !== null || messages.some((m) => types.has(m.type)),
+        timeoutMs,
+        `message "${[...types].join('" or "')}"`,
+      );
+      const i = messages.findIndex((m) => types.has(m.type));
+      if (i < 0) throw new Error(`the other process ended (${exited}) before sending "${[...types].join('" or "')}"`);
       return messages.splice(i, 1)[0];
     },
   };
@@ -299,16 +305,17 @@ async function producer(system, ctx) {
 }
 
 /**
- * scale: a backlog of n jobs drained by `--procs` worker processes on one database. They connect first;
- * the clock starts when all are told to go, and stops when the database says every job is completed.
+ * scale: a backlog of n jobs drained by `--procs` worker processes on one database. They connect first, and each
+ * drains `--warmup` jobs before the clock (all at once, from one backlog); then the backlog is inserted, the clock
+ * starts when all are told to go, and stops when the database says every job is completed.
  */
 async function scale(system, ctx) {
   const procs = int(ctx.args, 'procs', 1);
+  const warmup = int(ctx.args, 'warmup', 0) * procs;
   const workers = [];
   try {
     return await withAdapter(system, ctx, async (adapter) => {
       await adapter.setup();
-      await fill(adapter, ctx);
       const counts = new Array(procs).fill(0);
       const waiter = new Waiter();
       const boxes = [];
@@ -324,42 +331,63 @@ async function scale(system, ctx) {
       }
       for (const box of boxes) await box.take('ready', ctx.deadlineMs);
       const total = () => counts.reduce((a, b) => a + b, 0);
+      /** Every worker works until `jobs` more handler calls are counted and the database has none left. */
+      const drained = async (jobs) => {
+        const from = total();
+        for (const w of workers) w.send({ type: 'go' });
+        await waiter.wait(() => total() - from >= jobs, ctx.deadlineMs, `${jobs} handler calls across ${procs} processes`);
+        await allCompleted(adapter, ctx);
+        for (const w of workers) w.send({ type: 'rest' });
+        for (const box of boxes) await box.take('resting', 60_000);
+      };
+      if (warmup > 0) {
+        await fill(adapter, { ...ctx, jobs: warmup });
+        await drained(warmup);
+      }
+      await fill(adapter, ctx);
+      const before = [...counts];
       const t0 = now();
-      for (const w of workers) w.send({ type: 'go' });
-      await waiter.wait(() => total() >= ctx.jobs, ctx.deadlineMs, `${ctx.jobs} handler calls across ${procs} processes (got ${total()})`);
-      await allCompleted(adapter, ctx);
+      await drained(ctx.jobs);
       const ms = now() - t0;
       for (const w of workers) w.send({ type: 'stop' });
       for (const box of boxes) await box.take('closed', 60_000);
-      return { jobsPerSec: ctx.jobs / (ms / 1000), ms, procs, perProcess: [...counts], jobs: ctx.jobs };
+      return { jobsPerSec: ctx.jobs / (ms / 1000), ms, procs, perProcess: counts.map((n, p) => n - before[p]), jobs: ctx.jobs, warmup };
     });
   } finally {
     await Promise.all(workers.map((w) => reap(w)));
   }
 }
 
-/** A worker process of scale: connects, says ready, works on "go", reports its handler calls over IPC. */
+/**
+ * A worker process of scale: connects, says ready; works on "go" until "rest" (then says it is resting), as many
+ * times as told; reports its handler calls over IPC, and closes on "stop".
+ */
 async function scaleWorker(system, ctx) {
   const box = mailbox(process);
   await withAdapter(system, ctx, async (adapter) => {
     await adapter.pending(); // connected before the clock starts
     process.send({ type: 'ready' });
-    await box.take('go', ctx.deadlineMs);
     let handled = 0;
     let reported = 0;
-    const worker = await adapter.work(() => {
-      handled++;
-    });
-    // Batched reports: one message per 10 ms at most, so IPC does not compete with the work.
-    const timer = setInterval(() => {
+    const report = () => {
       if (handled === reported) return;
       reported = handled;
       process.send({ type: 'handled', n: handled });
-    }, 10);
-    await box.take('stop', ctx.deadlineMs);
-    clearInterval(timer);
-    process.send({ type: 'handled', n: handled });
-    await worker.stop();
+    };
+    for (;;) {
+      const told = await box.take(['go', 'stop'], ctx.deadlineMs);
+      if (told.type === 'stop') break;
+      const worker = await adapter.work(() => {
+        handled++;
+      });
+      // Batched reports: one message per 10 ms at most, so IPC does not compete with the work.
+      const timer = setInterval(report, 10);
+      await box.take('rest', ctx.deadlineMs);
+      clearInterval(timer);
+      report();
+      await worker.stop();
+      process.send({ type: 'resting' });
+    }
   });
   await new Promise((resolve) => process.send({ type: 'closed' }, resolve));
   process.disconnect();

@@ -17,6 +17,9 @@ await runChild({
   name: 'pgqueue',
   async open(ctx) {
     const q = new PgQueue({ connectionString: ctx.url, schema: SCHEMA, ...PGQUEUE.engine, logger });
+    // Connected and installed here, as pg-boss's adapter starts its engine: a scale worker process says it is
+    // ready after open(), and the clock starts when all are (it calls no setup() that would start the engine).
+    await q.start();
     // The bench's own connection: counts and the flat workload's bulk statements.
     const probe = new pg.Pool({ connectionString: ctx.url, max: 1 });
     return {
