@@ -92,7 +92,7 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   /**
    * One maintenance pass (docs/operations.md, "Maintenance"): expired leases reaped, finished jobs past their
    * deletion time deleted, jobs past `retentionSeconds` failed. Supervising instances run one every
-   * `maintenanceIntervalSeconds`, once across the cluster; `force` runs it now, after any pass under way ends.
+   * `maintenanceIntervalSeconds`, once across the cluster; `force` runs it now (waits ≤ 10 s for one under way).
    */
   maintain(options: { force?: boolean } = {}): Promise<MaintenanceResult> {
     return this.units.runtime.maintain(parseForce(options));

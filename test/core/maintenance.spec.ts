@@ -67,6 +67,8 @@ describe('reaping expired leases', () => {
     await supervisor.work(queueName, { pollingIntervalSeconds: 0.1 }, (job) => `attempt ${job.retryCount}`);
     await until(async () => (await q.getJobById(queueName, id))!.state === 'completed', 'reaped and completed');
     expect((await q.getJobById(queueName, id))!.output).toBe('attempt 1');
+    // its passes would reap the next tests' jobs before their forced passes do
+    await supervisor.close();
   });
 
   it('a forced pass waits for a pass under way elsewhere, then runs; callers that force one meanwhile share the next', async () => {
@@ -100,4 +102,22 @@ describe('reaping expired leases', () => {
     }
     expect((await q.getJobById(queueName, id))!.state).toBe('retry');
   });
+
+  it('a forced pass gives up after 10 s of another pass holding the lock: ran: false, nothing reaped, the engine goes on', async () => {
+    const id = await claimOne();
+    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+    const x = new pg.Client({ connectionString: testUrl() });
+    await x.connect();
+    try {
+      await x.query('BEGIN');
+      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
+      const started = Date.now();
+      expect(await q.maintain({ force: true })).toMatchObject({ ran: false, reaped: 0 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_900);
+      expect((await q.getJobById(queueName, id))!.state).toBe('active');
+    } finally {
+      await x.end();
+    }
+    expect(await q.maintain({ force: true })).toMatchObject({ ran: true, reaped: 1 });
+  }, 30_000);
 });

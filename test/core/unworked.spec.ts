@@ -16,7 +16,7 @@ const unworkedSince = async (queue: string) =>
 const backdate = (queue: string, seconds: number) =>
   f.sql(`UPDATE $schema.queues SET unworked_since = unworked_since - $2 * interval '1 second' WHERE name = $1`, [queue, seconds]);
 
-/** A forced maintenance pass: it runs, after a supervising instance's pass under way ends. */
+/** A forced maintenance pass: it runs once a supervising instance's pass under way lets go of the lock. */
 const pass = async (q: ReturnType<typeof f.create>) => {
   const result = await q.maintain({ force: true });
   expect(result.ran).toBe(true);

@@ -1,3 +1,6 @@
+import type pg from 'pg';
+import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
+
 /**
  * The forced passes of one instance, shared: a caller asked for a pass that starts after its call (its work is of
  * now), and however many ask at once, one pass runs and at most one waits behind it, which every caller that comes
@@ -20,5 +23,28 @@ export class ForcedTurn<T> {
         return this.take(pass);
       });
     return this.next;
+  }
+}
+
+/**
+ * How long a forced pass waits for another pass (of any instance, this one's scheduled pass included) to let go of
+ * the lock. A maintenance pass holds it while it reaps and a monitor pass while it counts, which takes milliseconds
+ * to seconds; the wait holds one of the pool's connections, and close() waits for it.
+ */
+export const FORCED_LOCK_WAIT_MS = 10_000;
+
+/**
+ * Takes a pass's lock with `take` in `client`'s transaction, waiting at most FORCED_LOCK_WAIT_MS (a lock_timeout of
+ * this transaction, which also bounds the waits of its later statements): false when another pass held it that long.
+ * The transaction is then aborted: the caller returns, and its COMMIT rolls back.
+ */
+export async function waitForPassLock(client: pg.PoolClient, setLockWait: string, take: string, schema: string): Promise<boolean> {
+  await client.query(setLockWait, [FORCED_LOCK_WAIT_MS]);
+  try {
+    await client.query(take, [schema]);
+    return true;
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.lockNotAvailable) return false;
+    throw err;
   }
 }

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import type { EngineEvents } from '../events.js';
-import { ForcedTurn } from './forced-turn.js';
+import { ForcedTurn, waitForPassLock } from './forced-turn.js';
 import { Retention } from './retention.js';
 import { UnworkedQueues, type UnworkedRow } from './unworked.js';
 import type { Statements } from '../sql/index.js';
@@ -88,7 +88,8 @@ export class Maintenance {
 
   /**
    * One pass on a connection of its own from `connect`, in one bounded transaction. It runs only when none ran
-   * in the last interval anywhere in the cluster, unless `force`: then it runs, after a pass under way elsewhere ends.
+   * in the last interval anywhere in the cluster, unless `force`: then it runs once the reaping of a pass under way
+   * (any instance's) lets go of the lock, waited for at most FORCED_LOCK_WAIT_MS (else `ran: false`).
    */
   run(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<MaintenanceResult> {
     return force ? this.forced.take(() => this.pass(connect, true)) : this.pass(connect, false);
@@ -101,10 +102,10 @@ export class Maintenance {
       let reaped = 0;
       // bounds the wait for the lock too
       await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
-      const take = force ? statements.waitMaintenanceLock : statements.tryMaintenanceLock;
-      const [lock] = (await client.query<{ locked: boolean }>(take, [schema])).rows;
-      const due =
-        lock!.locked && (force || (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1);
+      const due = force
+        ? await waitForPassLock(client, statements.setLockWait, statements.waitMaintenanceLock, schema)
+        : (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows[0]!.locked &&
+          (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1;
       let unstuck = 0;
       if (due) {
         for (;;) {

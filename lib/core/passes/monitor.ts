@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import { passStatement } from './retention.js';
-import { ForcedTurn } from './forced-turn.js';
+import { ForcedTurn, waitForPassLock } from './forced-turn.js';
 import type { QueueWarning } from '../events.js';
 import type { Statements } from '../sql/index.js';
 
@@ -103,8 +103,10 @@ export class QueueMonitor {
       await inTransaction(connect, async (client) => {
         await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
         // one instance at a time (a forced pass elsewhere may end now too): two making a partition at once deadlock
-        const take = force ? statements.waitMonitorLock : statements.tryMonitorLock;
-        if (!(await client.query<{ locked: boolean }>(take, [schema])).rows[0]?.locked) return;
+        const locked = force
+          ? await waitForPassLock(client, statements.setLockWait, statements.waitMonitorLock, schema)
+          : (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows[0]!.locked;
+        if (!locked) return;
         await client.query(statements.setDdlLockTimeout);
         await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
       });
@@ -143,8 +145,9 @@ export class QueueMonitor {
       // bounds the wait for the lock too
       await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
       // A forced pass waits for one under way to end, then runs: its caller asked for counts of now.
-      if (force) await client.query(statements.waitMonitorLock, [schema]);
-      else {
+      if (force) {
+        if (!(await waitForPassLock(client, statements.setLockWait, statements.waitMonitorLock, schema))) return { ran: false, queues: [] };
+      } else {
         const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
         const due = lock!.locked && (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1;
         if (!due) return { ran: false, queues: [] };

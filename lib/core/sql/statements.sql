@@ -2566,6 +2566,9 @@ ROLLBACK TO SAVEPOINT pgqueue_upsert
 -- setDdlLockTimeout
 SET LOCAL lock_timeout = '5s'
 
+-- setLockWait
+SELECT set_config('lock_timeout', $1::text, true)
+
 -- setPassSettings
 SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off', true)
 
