@@ -355,7 +355,7 @@ export class PgQueue extends EventEmitter<QueueEvents> {
   /**
    * One monitor pass: counts every queue's jobs and caches the counts on its row (with `persistQueueStats`, also a
    * snapshot of what happened since the last pass). Supervising instances run one every `monitorIntervalSeconds`
-   * cluster-wide; `force` runs one now regardless of the last one's time.
+   * cluster-wide; `force` runs one now (waits ≤ 10 s for one under way), regardless of the last one's time.
    */
   monitor(options: { force?: boolean } = {}): Promise<MonitorResult> {
     return this.units.runtime.monitorPass(parseForce(options));

@@ -1,5 +1,6 @@
 import { queueFixture } from '../helpers/queue.js';
 import pg from 'pg';
+import { PgQueue } from '../../lib/core/pg-queue.js';
 import { testUrl, until } from '../helpers/db.js';
 
 const f = queueFixture('maint');
@@ -119,5 +120,26 @@ describe('reaping expired leases', () => {
       await x.end();
     }
     expect(await q.maintain({ force: true })).toMatchObject({ ran: true, reaped: 1 });
+  }, 30_000);
+
+  it("a forced pass waits no longer than the session's own lock_timeout when that is shorter, and keeps it after", async () => {
+    // sessions whose role sets lock_timeout to 1 s (the startup option stands in for ALTER ROLE … SET)
+    const pool = new pg.Pool({ connectionString: testUrl(), options: '-c lock_timeout=1000', max: 2 });
+    const short = new PgQueue({ pool, schema: f.schema, migrate: false, supervise: false, logger: f.logger });
+    const x = new pg.Client({ connectionString: testUrl() });
+    await x.connect();
+    try {
+      await x.query('BEGIN');
+      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
+      const started = Date.now();
+      expect(await short.maintain({ force: true })).toMatchObject({ ran: false });
+      expect(Date.now() - started).toBeLessThan(9_000);
+      await x.query('COMMIT');
+      expect(await short.maintain({ force: true })).toMatchObject({ ran: true });
+      expect((await pool.query<{ lock_timeout: string }>('SHOW lock_timeout')).rows[0]!.lock_timeout).toBe('1s');
+    } finally {
+      await Promise.all([x.end(), short.close()]);
+      await pool.end();
+    }
   }, 30_000);
 });

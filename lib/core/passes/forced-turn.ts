@@ -35,13 +35,19 @@ export const FORCED_LOCK_WAIT_MS = 10_000;
 
 /**
  * Takes a pass's lock with `take` in `client`'s transaction, waiting at most FORCED_LOCK_WAIT_MS (a lock_timeout of
- * this transaction, which also bounds the waits of its later statements): false when another pass held it that long.
- * The transaction is then aborted: the caller returns, and its COMMIT rolls back.
+ * this transaction, or the session's when shorter): false when another pass held it that long. The transaction is
+ * then aborted: the caller returns, and its COMMIT rolls back. Once taken, the session's lock_timeout applies again.
  */
-export async function waitForPassLock(client: pg.PoolClient, setLockWait: string, take: string, schema: string): Promise<boolean> {
-  await client.query(setLockWait, [FORCED_LOCK_WAIT_MS]);
+export async function waitForPassLock(
+  client: pg.PoolClient,
+  statements: { setLockWait: string; endLockWait: string },
+  take: string,
+  schema: string,
+): Promise<boolean> {
+  const [{ was }] = (await client.query<{ was: string }>(statements.setLockWait, [FORCED_LOCK_WAIT_MS])).rows as [{ was: string }];
   try {
     await client.query(take, [schema]);
+    await client.query(statements.endLockWait, [was]);
     return true;
   } catch (err) {
     if (sqlState(err) === SQLSTATE.lockNotAvailable) return false;

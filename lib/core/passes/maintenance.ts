@@ -103,7 +103,7 @@ export class Maintenance {
       // bounds the wait for the lock too
       await client.query(statements.setPassSettings, [PASS_STATEMENT_TIMEOUT_MS]);
       const due = force
-        ? await waitForPassLock(client, statements.setLockWait, statements.waitMaintenanceLock, schema)
+        ? await waitForPassLock(client, statements, statements.waitMaintenanceLock, schema)
         : (await client.query<{ locked: boolean }>(statements.tryMaintenanceLock, [schema])).rows[0]!.locked &&
           (await client.query(statements.takeMaintenanceTurn, ['reap', intervalSeconds * 0.9])).rowCount === 1;
       let unstuck = 0;

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import { passStatement } from './retention.js';
-import { ForcedTurn, waitForPassLock } from './forced-turn.js';
+import { FORCED_LOCK_WAIT_MS, ForcedTurn, waitForPassLock } from './forced-turn.js';
 import type { QueueWarning } from '../events.js';
 import type { Statements } from '../sql/index.js';
 
@@ -104,8 +104,9 @@ export class QueueMonitor {
         await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
         // one instance at a time (a forced pass elsewhere may end now too): two making a partition at once deadlock
         const locked = force
-          ? await waitForPassLock(client, statements.setLockWait, statements.waitMonitorLock, schema)
+          ? await waitForPassLock(client, statements, statements.waitMonitorLock, schema)
           : (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows[0]!.locked;
+        if (!locked && force) throw new Error(`another monitor pass held the lock for ${FORCED_LOCK_WAIT_MS} ms`);
         if (!locked) return;
         await client.query(statements.setDdlLockTimeout);
         await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
@@ -146,7 +147,7 @@ export class QueueMonitor {
       await client.query(statements.setPassSettings, [MONITOR_STATEMENT_TIMEOUT_MS]);
       // A forced pass waits for one under way to end, then runs: its caller asked for counts of now.
       if (force) {
-        if (!(await waitForPassLock(client, statements.setLockWait, statements.waitMonitorLock, schema))) return { ran: false, queues: [] };
+        if (!(await waitForPassLock(client, statements, statements.waitMonitorLock, schema))) return { ran: false, queues: [] };
       } else {
         const [lock] = (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows;
         const due = lock!.locked && (await client.query(statements.takeMaintenanceTurn, ['monitor', intervalSeconds * 0.9])).rowCount === 1;

@@ -56,8 +56,17 @@ export const setPassSettings = (_s: string) => `SELECT set_config('statement_tim
 /** One maintenance pass at a time per schema, cluster-wide; released at commit. $1 schema name */
 export const tryMaintenanceLock = (_s: string) => `SELECT pg_try_advisory_xact_lock(1885824374, hashtext($1)) AS locked`;
 
-/** Bounds the waits for a lock in this transaction (a forced pass's wait for a pass's lock). $1 milliseconds */
-export const setLockWait = (_s: string) => `SELECT set_config('lock_timeout', $1::text, true)`;
+/**
+ * Bounds this transaction's waits for a lock (a forced pass's wait for a pass's lock) to $1 milliseconds, or to the
+ * session's lock_timeout when that is shorter (a role's); returns the session's (`was`, ms) for endLockWait.
+ */
+export const setLockWait = (_s: string) => `
+SELECT c.setting AS was,
+  set_config('lock_timeout', (CASE WHEN c.setting::int = 0 THEN $1::int ELSE least(c.setting::int, $1::int) END)::text, true)
+FROM pg_settings c WHERE c.name = 'lock_timeout'`;
+
+/** The session's lock_timeout again for the rest of this transaction: $1 the milliseconds setLockWait returned. */
+export const endLockWait = (_s: string) => `SELECT set_config('lock_timeout', $1::text, true)`;
 
 /** Takes the maintenance lock for this transaction, waiting for a pass under way to end (a forced pass). $1 schema name */
 export const waitMaintenanceLock = (_s: string) => `SELECT true AS locked FROM pg_advisory_xact_lock(1885824374, hashtext($1))`;

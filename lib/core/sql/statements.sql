@@ -856,6 +856,9 @@ DELETE FROM "pgqueue".schedules WHERE name = $1 AND managed AND NOT (key = ANY($
 -- dropQueuePartition
 SELECT "pgqueue".drop_queue_partition($1)
 
+-- endLockWait
+SELECT set_config('lock_timeout', $1::text, true)
+
 -- enqueuedJob (per queue)
 SELECT j.state::text,
   CASE WHEN j.start_after = 'infinity' THEN NULL ELSE (extract(epoch FROM j.start_after) * 1000)::float8 END AS start_ms
@@ -2567,7 +2570,9 @@ ROLLBACK TO SAVEPOINT pgqueue_upsert
 SET LOCAL lock_timeout = '5s'
 
 -- setLockWait
-SELECT set_config('lock_timeout', $1::text, true)
+SELECT c.setting AS was,
+  set_config('lock_timeout', (CASE WHEN c.setting::int = 0 THEN $1::int ELSE least(c.setting::int, $1::int) END)::text, true)
+FROM pg_settings c WHERE c.name = 'lock_timeout'
 
 -- setPassSettings
 SELECT set_config('statement_timeout', $1::text, true), set_config('jit', 'off', true)
