@@ -25,10 +25,9 @@ export const WORKLOADS = {
   /** scale: worker processes on one database. */
   scaleProcesses: [1, 2, 4],
   /**
-   * scale: jobs each worker process drains before the clock, left out of the figures. A process that has just
-   * started runs code V8 has not yet optimised; in a drain of 20,000 jobs four cold processes spend on it what one
-   * spends, four times over, and that fell with the processes added, not the drain (docs/performance.md, "pgqueue
-   * alone"). A worker that has run a while is the one that scales.
+   * scale: a warm-up backlog of this many jobs per worker process, drained by them together before the clock and
+   * left out of the figures. A process that has just started runs code V8 has not yet optimised, a cost paid once
+   * per process; a worker that has run a while is the one a deployment scales (docs/performance.md, "pgqueue alone").
    */
   scaleWarmupJobs: 5_000,
   /** flat: finished rows put in the jobs table, and claims timed on each side. */

@@ -305,9 +305,10 @@ async function producer(system, ctx) {
 }
 
 /**
- * scale: a backlog of n jobs drained by `--procs` worker processes on one database. They connect first, and each
- * drains `--warmup` jobs before the clock (all at once, from one backlog); then the backlog is inserted, the clock
- * starts when all are told to go, and stops when the database says every job is completed.
+ * scale: a backlog of n jobs drained by `--procs` worker processes on one database. They connect first, and drain
+ * a warm-up backlog of `--warmup` jobs per process together (how it is shared is theirs); then the backlog is
+ * inserted, the clock starts when all are told to go (each starts its worker loop again), and stops when the
+ * database says every job is completed.
  */
 async function scale(system, ctx) {
   const procs = int(ctx.args, 'procs', 1);
@@ -331,14 +332,19 @@ async function scale(system, ctx) {
       }
       for (const box of boxes) await box.take('ready', ctx.deadlineMs);
       const total = () => counts.reduce((a, b) => a + b, 0);
-      /** Every worker works until `jobs` more handler calls are counted and the database has none left. */
+      /**
+       * Every worker works until `jobs` more handler calls are counted and the database has none left; returns when
+       * that was seen, before the workers are told to rest (their stopping is not the drain's).
+       */
       const drained = async (jobs) => {
         const from = total();
         for (const w of workers) w.send({ type: 'go' });
         await waiter.wait(() => total() - from >= jobs, ctx.deadlineMs, `${jobs} handler calls across ${procs} processes`);
         await allCompleted(adapter, ctx);
+        const end = now();
         for (const w of workers) w.send({ type: 'rest' });
         for (const box of boxes) await box.take('resting', 60_000);
+        return end;
       };
       if (warmup > 0) {
         await fill(adapter, { ...ctx, jobs: warmup });
@@ -347,8 +353,7 @@ async function scale(system, ctx) {
       await fill(adapter, ctx);
       const before = [...counts];
       const t0 = now();
-      await drained(ctx.jobs);
-      const ms = now() - t0;
+      const ms = (await drained(ctx.jobs)) - t0;
       for (const w of workers) w.send({ type: 'stop' });
       for (const box of boxes) await box.take('closed', 60_000);
       return { jobsPerSec: ctx.jobs / (ms / 1000), ms, procs, perProcess: counts.map((n, p) => n - before[p]), jobs: ctx.jobs, warmup };
@@ -384,8 +389,8 @@ async function scaleWorker(system, ctx) {
       const timer = setInterval(report, 10);
       await box.take('rest', ctx.deadlineMs);
       clearInterval(timer);
-      report();
       await worker.stop();
+      report();
       process.send({ type: 'resting' });
     }
   });

@@ -136,7 +136,7 @@ function settingsLine(sizes) {
     `steady ${sizes.steadySends} sends`,
     `idle ${sizes.idleSends} sends ${sizes.idleIntervalMs} ms apart`,
     `${sizes.warmupSends} warm-up sends left out`,
-    `scale ${sizes.scaleProcesses.join('/')} processes (${sizes.scaleWarmupJobs.toLocaleString('en-US')} warm-up jobs each)`,
+    `scale ${sizes.scaleProcesses.join('/')} processes, ${sizes.longDrainJobs.toLocaleString('en-US')} jobs (warm-up ${sizes.scaleWarmupJobs.toLocaleString('en-US')} jobs per process)`,
     `flat ${sizes.flatRows.toLocaleString('en-US')} rows, ${sizes.flatClaims} claims of ${sizes.flatBatch}`,
     `memory at concurrency ${sizes.memoryConcurrency}, RSS sampled every ${sizes.memorySampleMs} ms`,
   ].join('; ');
@@ -148,7 +148,7 @@ const WORKLOAD_NOTES = (sizes) => [
   `- **long drain**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs: the rate once a worker has started, and how a claim copes as the table fills with worked rows.`,
   `- **steady**: a producer process sends ${sizes.steadySends} jobs one at a time, awaiting each, while a worker runs: sends/s, and latency from each \`send()\` returning to its handler starting.`,
   `- **idle**: ${sizes.idleSends} jobs sent ${sizes.idleIntervalMs} ms apart to an idle worker (a producer process): pickup latency, measured the same way.`,
-  `- **scale**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs by ${sizes.scaleProcesses.join(', ')} worker processes on one database; they connect and first drain a warm-up backlog of ${sizes.scaleWarmupJobs.toLocaleString('en-US')} jobs per process, left out; the clock starts after it.`,
+  `- **scale**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs by ${sizes.scaleProcesses.join(', ')} worker processes on one database; they connect and first drain together a warm-up backlog of ${sizes.scaleWarmupJobs.toLocaleString('en-US')} jobs per process, left out; the clock starts after it.`,
   `- **flat**: pgqueue's \`fetch\` of ${sizes.flatBatch} jobs, ${sizes.flatClaims} times, median ms; on a table holding only the ready jobs, then again after ${sizes.flatRows.toLocaleString('en-US')} completed rows of the same queue were inserted (one \`INSERT … SELECT generate_series\`) and the table vacuumed and analysed.`,
   `- **memory**: the drain at concurrency ${sizes.memoryConcurrency}; the peak of the process's RSS (\`process.memoryUsage().rss\` every ${sizes.memorySampleMs} ms) while it runs.`,
   '- Every (system, workload, repetition) runs in a process of its own against a database created for it and dropped after it (BullMQ on Redis: its database index flushed before and after).',
