@@ -22,6 +22,22 @@ async function claimOne(options = {}): Promise<string> {
   return id;
 }
 
+/** A claimed job whose lease ran out a second ago. */
+async function expiredLease(): Promise<string> {
+  const id = await claimOne();
+  await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
+  return id;
+}
+
+/** Another instance's pass, as far as the lock goes: a connection holding the schema's maintenance lock until it commits or ends. */
+async function holdLock(): Promise<pg.Client> {
+  const x = new pg.Client({ connectionString: testUrl() });
+  await x.connect();
+  await x.query('BEGIN');
+  await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
+  return x;
+}
+
 describe('reaping expired leases', () => {
   it('a job whose lease ran out goes back to retry, attempt counted, with the reason in its output', async () => {
     const id = await claimOne();
@@ -73,14 +89,9 @@ describe('reaping expired leases', () => {
   });
 
   it('a forced pass waits for a pass under way elsewhere, then runs; callers that force one meanwhile share the next', async () => {
-    const id = await claimOne();
-    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    // another instance's pass, as far as the lock goes: x holds the schema's maintenance lock
-    const x = new pg.Client({ connectionString: testUrl() });
-    await x.connect();
+    const id = await expiredLease();
+    const x = await holdLock();
     try {
-      await x.query('BEGIN');
-      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
       const [first, second, third] = [q.maintain({ force: true }), q.maintain({ force: true }), q.maintain({ force: true })];
       // one backend waits for the lock: the first pass; the other two callers wait in the instance, holding no connection
       const waiting = async () =>
@@ -105,13 +116,9 @@ describe('reaping expired leases', () => {
   });
 
   it('a forced pass gives up after 10 s of another pass holding the lock: ran: false, nothing reaped, the engine goes on', async () => {
-    const id = await claimOne();
-    await f.sql(`UPDATE $schema.jobs SET lease_until = now() - interval '1 second' WHERE id = $1`, [id]);
-    const x = new pg.Client({ connectionString: testUrl() });
-    await x.connect();
+    const id = await expiredLease();
+    const x = await holdLock();
     try {
-      await x.query('BEGIN');
-      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
       const started = Date.now();
       expect(await q.maintain({ force: true })).toMatchObject({ ran: false, reaped: 0 });
       expect(Date.now() - started).toBeGreaterThanOrEqual(9_900);
@@ -126,11 +133,8 @@ describe('reaping expired leases', () => {
     // sessions whose role sets lock_timeout to 1 s (the startup option stands in for ALTER ROLE … SET)
     const pool = new pg.Pool({ connectionString: testUrl(), options: '-c lock_timeout=1000', max: 2 });
     const short = new PgQueue({ pool, schema: f.schema, migrate: false, supervise: false, logger: f.logger });
-    const x = new pg.Client({ connectionString: testUrl() });
-    await x.connect();
+    const x = await holdLock();
     try {
-      await x.query('BEGIN');
-      await x.query('SELECT pg_advisory_xact_lock(1885824374, hashtext($1))', [f.schema]);
       const started = Date.now();
       expect(await short.maintain({ force: true })).toMatchObject({ ran: false });
       expect(Date.now() - started).toBeLessThan(9_000);
