@@ -1,5 +1,6 @@
 // docs/performance.md, "What bounds a drain": what the jobs table's indexes whose predicate a plain job never enters
-// (the policies', the keys', the groups', findJobs' and the job view's) cost a drain of kept jobs. Each round drains
+// (the policies', the keys', the groups', findJobs' and the job view's) cost a drain of kept jobs, and, with
+// --variants, what some of the five a plain job does use cost it. Each round drains
 // `--jobs` jobs of a standard queue once per variant, in schemas of their own:
 //   all           every index;
 //   lean          only the five a plain job's life writes or reads (the primary key, the ready and lease indexes, the
@@ -9,7 +10,7 @@
 //   bare          one-finished without jobs_lease_idx: a claim that writes no index entry but the primary key's (a
 //                 design not built either: the reaper finds expired leases through that index).
 //
-//   node bench/design/unused-indexes.mjs [--rounds 3] [--jobs 60000] [--variants all,lean,one-finished]
+//   node bench/design/unused-indexes.mjs [--rounds 3] [--jobs 60000] [--variants all,lean]  (any of the four)
 //
 // Prints per variant: drained jobs/s, the machine's CPU per job (every process, /proc/stat) and the WAL per job
 // (pg_current_wal_lsn, from after a CHECKPOINT), medians (min–max) of the rounds. The variants' order turns each
@@ -44,7 +45,7 @@ function ticks() {
 }
 
 async function drain(variant) {
-  return inSchema(`unused_${variant.replace('-', '_')}`, async ({ q, S, admin }) => {
+  return inSchema(`unused_${variant.replaceAll('-', '_')}`, async ({ q, S, admin }) => {
     await q.createQueue('d');
     const keep = VARIANTS[variant];
     if (keep) {
