@@ -33,6 +33,7 @@ const CHOSEN = String(args.variants ?? 'all,lean')
   .split(',')
   .map((v) => v.trim())
   .filter(Boolean);
+if (CHOSEN.length === 0) throw new Error(`--variants: name at least one (variants: ${Object.keys(VARIANTS).join(', ')})`);
 for (const v of CHOSEN)
   if (!(v in VARIANTS)) throw new Error(`--variants: no variant "${v}" (variants: ${Object.keys(VARIANTS).join(', ')})`);
 const WORK = { concurrency: 50, batchSize: 200, pollingIntervalSeconds: 2 };
