@@ -94,14 +94,7 @@ describe('reaping expired leases', () => {
     try {
       const [first, second, third] = [q.maintain({ force: true }), q.maintain({ force: true }), q.maintain({ force: true })];
       // one backend waits for the lock: the first pass; the other two callers wait in the instance, holding no connection
-      const waiting = async () =>
-        (
-          await f.sql(
-            `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 1885824374
-               AND objid::text::bigint = (hashtext($1)::bigint + 4294967296) % 4294967296`,
-            [f.schema],
-          )
-        ).length;
+      const waiting = async () => (await f.passLockWaiters(1885824374)).length;
       await until(async () => (await waiting()) === 1, 'the forced pass waiting for the lock');
       expect((await q.getJobById(queueName, id))!.state).toBe('active');
       await x.query('COMMIT');

@@ -371,15 +371,7 @@ describe("queue_stats' day partitions", () => {
        TO (((now() AT TIME ZONE 'UTC')::date - 10)::timestamp AT TIME ZONE 'UTC')`,
     );
     const lock = `SELECT pg_advisory_xact_lock(1885824376, hashtext($1))`;
-    // the backends waiting for this schema's monitor lock (key 2 is hashtext's int4 as pg_locks shows it, unsigned)
-    const waiting = async () =>
-      (
-        await f.sql<{ pid: number }>(
-          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 1885824376
-             AND objid::text::bigint = (hashtext($1)::bigint + 4294967296) % 4294967296`,
-          [f.schema],
-        )
-      ).map((r) => r.pid);
+    const waiting = () => f.passLockWaiters(1885824376);
     const [x, y] = [new pg.Client({ connectionString: testUrl() }), new pg.Client({ connectionString: testUrl() })];
     await Promise.all([x.connect(), y.connect()]);
     try {

@@ -39,6 +39,18 @@ export function queueFixture(prefix: string) {
       await dropSchema(pool, schema);
       await pool.end();
     },
+    /**
+     * The backends waiting for this schema's pass lock whose first key is `key` (1885824374 maintenance, 1885824376
+     * monitor: lib/core/sql/maintenance.ts, monitor.ts). pg_locks shows hashtext's int4, the second key, unsigned.
+     */
+    async passLockWaiters(key: number): Promise<number[]> {
+      const { rows } = await pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1
+           AND objid::text::bigint = (hashtext($2)::bigint + 4294967296) % 4294967296`,
+        [key, schema],
+      );
+      return rows.map((r) => r.pid);
+    },
     /** Runs SQL against this file's schema (tests only; the engine's SQL lives in lib/core/sql). */
     async sql<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<R[]> {
       return (await pool.query<R>(text.replaceAll('$schema', `"${schema}"`), values)).rows;

@@ -4,7 +4,8 @@ import { SQLSTATE, sqlState } from '../runtime/pg-errors.js';
 /**
  * The forced passes of one instance, shared: a caller asked for a pass that starts after its call (its work is of
  * now), and however many ask at once, one pass runs and at most one waits behind it, which every caller that comes
- * meanwhile shares. So a burst of forced calls holds at most two of the pool's connections, not one each.
+ * meanwhile shares. So a burst of forced calls holds one of the pool's connections at a time, not one each: the
+ * pass queued behind takes its connection when it starts.
  */
 export class ForcedTurn<T> {
   private running: Promise<T> | null = null;

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../runtime/db.js';
 import { passStatement } from './retention.js';
-import { FORCED_LOCK_WAIT_MS, ForcedTurn, waitForPassLock } from './forced-turn.js';
+import { ForcedTurn, waitForPassLock } from './forced-turn.js';
 import type { QueueWarning } from '../events.js';
 import type { Statements } from '../sql/index.js';
 
@@ -93,7 +93,8 @@ export class QueueMonitor {
    * Makes the next days' partitions of queue_stats and drops those past queueStatRetentionDays, after the pass has
    * committed and in a transaction of its own: partition DDL locks queue_stats, so it waits at most 5 s for the lock
    * (readers of the stats are not queued behind it for long), and a failure loses no count; the next pass tries again.
-   * A forced pass waits for another instance's pass to let go of the lock: its caller asked for the partitions of now.
+   * A forced pass waits for another pass (any instance's) to let go of the lock: its caller asked for the partitions of
+   * now.
    */
   private async keepPartitions(connect: () => Promise<pg.PoolClient>, force: boolean): Promise<void> {
     const { statements, queueStatRetentionDays, schema } = this.ctx;
@@ -106,7 +107,7 @@ export class QueueMonitor {
         const locked = force
           ? await waitForPassLock(client, statements, statements.waitMonitorLock, schema)
           : (await client.query<{ locked: boolean }>(statements.tryMonitorLock, [schema])).rows[0]!.locked;
-        if (!locked && force) throw new Error(`another monitor pass held the lock for ${FORCED_LOCK_WAIT_MS} ms`);
+        if (!locked && force) throw new Error("another monitor pass held the lock past a forced pass's wait");
         if (!locked) return;
         await client.query(statements.setDdlLockTimeout);
         await client.query(statements.keepStatsPartitions, [queueStatRetentionDays]);
