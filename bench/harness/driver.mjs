@@ -19,7 +19,7 @@
 import { fork } from 'node:child_process';
 import { WORKLOADS } from '../settings.mjs';
 import { openMeter } from './cost-meter.mjs';
-import { median, now, parseArgs, pause, quantile, until, Waiter } from './util.mjs';
+import { machineBusy, machineTicks, median, now, parseArgs, pause, quantile, until, Waiter } from './util.mjs';
 
 /** Runs the role and workload named on the command line with `system` = { name, open(ctx) }. */
 export async function runChild(system) {
@@ -341,7 +341,7 @@ async function scale(system, ctx) {
         for (const w of workers) w.send({ type: 'go' });
         await waiter.wait(() => total() - from >= jobs, ctx.deadlineMs, `${jobs} handler calls across ${procs} processes`);
         await allCompleted(adapter, ctx);
-        const end = now();
+        const end = { at: now(), ticks: machineTicks() };
         for (const w of workers) w.send({ type: 'rest' });
         for (const box of boxes) await box.take('resting', 60_000);
         return end;
@@ -352,11 +352,24 @@ async function scale(system, ctx) {
       }
       await fill(adapter, ctx);
       const before = [...counts];
-      const t0 = now();
-      const ms = (await drained(ctx.jobs)) - t0;
+      const [ticks0, t0] = [machineTicks(), now()];
+      const end = await drained(ctx.jobs);
+      const ms = end.at - t0;
       for (const w of workers) w.send({ type: 'stop' });
       for (const box of boxes) await box.take('closed', 60_000);
-      return { jobsPerSec: ctx.jobs / (ms / 1000), ms, procs, perProcess: counts.map((n, p) => n - before[p]), jobs: ctx.jobs, warmup };
+      // Every process on the machine counts (the database's, the workers', this one's): whether the cores were the
+      // bound, and what a job cost them as processes were added.
+      const coresBusy = machineBusy(ticks0, end.ticks);
+      const machine = coresBusy === null ? {} : { coresBusy, cpuPerJob: (coresBusy * ms * 1000) / ctx.jobs };
+      return {
+        jobsPerSec: ctx.jobs / (ms / 1000),
+        ms,
+        procs,
+        perProcess: counts.map((n, p) => n - before[p]),
+        jobs: ctx.jobs,
+        warmup,
+        ...machine,
+      };
     });
   } finally {
     await Promise.all(workers.map((w) => reap(w)));

@@ -23,6 +23,8 @@ function pgqueueRows(sizes) {
       metric: 'jobsPerSec',
       title: `scale: drain with ${p} worker process${p > 1 ? 'es' : ''}, jobs/s`,
     })),
+    ...sizes.scaleProcesses.map((p) => ({ key: `scale-${p}`, metric: 'coresBusy', title: `scale: machine cores busy with ${p}` })),
+    ...sizes.scaleProcesses.map((p) => ({ key: `scale-${p}`, metric: 'cpuPerJob', title: `scale: machine CPU µs per job with ${p}` })),
     { key: 'flat', metric: 'emptyMs', title: `flat: claim of ${sizes.flatBatch} (median ms), empty table` },
     {
       key: 'flat',
@@ -148,7 +150,7 @@ const WORKLOAD_NOTES = (sizes) => [
   `- **long drain**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs: the rate once a worker has started, and how a claim copes as the table fills with worked rows.`,
   `- **steady**: a producer process sends ${sizes.steadySends} jobs one at a time, awaiting each, while a worker runs: sends/s, and latency from each \`send()\` returning to its handler starting.`,
   `- **idle**: ${sizes.idleSends} jobs sent ${sizes.idleIntervalMs} ms apart to an idle worker (a producer process): pickup latency, measured the same way.`,
-  `- **scale**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs by ${sizes.scaleProcesses.join(', ')} worker processes on one database; they connect and first drain together a warm-up backlog of ${sizes.scaleWarmupJobs.toLocaleString('en-US')} jobs per process, left out; the clock starts after it.`,
+  `- **scale**: the drain of ${sizes.longDrainJobs.toLocaleString('en-US')} jobs by ${sizes.scaleProcesses.join(', ')} worker processes on one database; they connect and first drain together a warm-up backlog of ${sizes.scaleWarmupJobs.toLocaleString('en-US')} jobs per process, left out; the clock starts after it. With it, how many of the machine's cores were busy over the drain and the machine's CPU per job (every process: the database's, the workers', the bench's; /proc/stat, Linux only).`,
   `- **flat**: pgqueue's \`fetch\` of ${sizes.flatBatch} jobs, ${sizes.flatClaims} times, median ms; on a table holding only the ready jobs, then again after ${sizes.flatRows.toLocaleString('en-US')} completed rows of the same queue were inserted (one \`INSERT … SELECT generate_series\`) and the table vacuumed and analysed.`,
   `- **memory**: the drain at concurrency ${sizes.memoryConcurrency}; the peak of the process's RSS (\`process.memoryUsage().rss\` every ${sizes.memorySampleMs} ms) while it runs.`,
   '- Every (system, workload, repetition) runs in a process of its own against a database created for it and dropped after it (BullMQ on Redis: its database index flushed before and after).',
