@@ -1,31 +1,36 @@
 // docs/performance.md, "What bounds a drain": where a drain of kept jobs spends the machine, from a loop with no
-// library on a narrow table up to the engine. Each round drains `--jobs` jobs five ways, in turn (the order turns each
-// round), each on a fresh backlog in a schema of its own:
+// library on a narrow table up to the engine, and Graphile Worker beside them. Each round drains `--jobs` jobs five
+// ways, in turn (the order turns each round), each on a fresh backlog in a schema of its own:
 //
 //   raw, narrow row          bench/workloads/raw-sql.mjs's table (7 columns, one partial index) and its two
-//                            statements: an UPDATE that claims with FOR UPDATE SKIP LOCKED, then one that completes by
-//                            id (the values written into the text, on plain connections);
+//                            statements, an UPDATE that claims with FOR UPDATE SKIP LOCKED and one that completes by
+//                            id, with the queue and the batch written into the text instead of passed as parameters,
+//                            on plain connections as there;
 //   raw, pgqueue's row       two such statements on pgqueue's jobs table (its columns, its indexes): the claim walks
 //                            the ready index in claim order and updates the rows it locked by address, as the engine's
 //                            does; both set the columns a claim and a completion set there and nothing else (no
 //                            fence, no probe), and the claim returns only the ids and the data;
 //   raw, engine's statements the engine's own claim and completion (claimJobs, completeLeafJobs: fenced, probed, with
-//                            the columns a worker reads) in the same loop, and no worker around them.
-//
-// The two loops on pgqueue's table run on connections with the engine's session settings (runtime/db.ts: generic
-// plans, no sequential or bitmap scans), as the engine's own do: on a plain connection the planner may read a freshly
-// filled table whole for each claim.
+//                            the columns a worker reads) in the same loop, and no worker around them;
 //   engine                   a pgqueue worker with the bench's work options (PGQUEUE.work in bench/settings.mjs, the
-//                            batch `--batch`), on an engine that runs no maintenance (bench/design/common.mjs);
+//                            batch `--batch`), on an engine that runs no maintenance passes (bench/design/common.mjs;
+//                            the bench's drain runs them);
 //   Graphile Worker          Graphile Worker with the bench's settings for it (GRAPHILE in bench/settings.mjs), in a
-//                            schema of its own: the peer the drain's targets name, measured in the same run (it
-//                            deletes each job as it completes).
+//                            schema of its own: the peer the drain's targets name (it deletes each job as it
+//                            completes).
 //
 // The raw loops run on `--connections` connections (2), each claiming `--batch` rows (200) and completing them
-// before it claims again, as the bench's raw-SQL rows do. Their statements commit as the server's synchronous_commit
-// says, while the engine's claims do not wait for the WAL flush (asyncCommit): against the engine, the first two ways
-// are, if anything, understated. Before the rounds, each way drains a backlog of a tenth of `--jobs` once, not counted,
-// so that no way is the first to run in this process and on the server's caches.
+// before it claims again, as the bench's raw-SQL rows do. The two loops on pgqueue's table run on connections with
+// the engine's session settings (runtime/db.ts: generic plans, no sequential or bitmap scans), as the engine's own do:
+// on a plain connection the planner may read a freshly filled table whole for each claim.
+//
+// What the clock covers: from the start of the loops, or of the worker, until the database says every job is done.
+// As in the bench's drain, the pgqueue engine is started before it and Graphile Worker's runner inside it (its pool,
+// its check of its migrations). The first two ways' statements commit as the server's synchronous_commit says, while
+// the engine's claims, in the third way and the worker, do not wait for the WAL flush (asyncCommit): against them,
+// the first two ways are, if anything, understated. Before the rounds, each way drains a backlog of a tenth of
+// `--jobs` once, not counted, so that no way is the first to run in this process and on the server's caches. A drain
+// that has not ended after 10 minutes stops the script.
 //
 //   node bench/design/row-ceiling.mjs [--rounds 4] [--jobs 60000] [--connections 2] [--batch 200]
 //
@@ -222,7 +227,7 @@ async function drain(way, jobs) {
       await admin.query('CHECKPOINT');
       const lsn = (await admin.query('SELECT pg_current_wal_lsn()::text AS l')).rows[0].l;
       const [m0, u0, t0] = [machineTicks(), process.cpuUsage(), performance.now()];
-      const ran = await run();
+      const ran = await within(run(), () => `${way}: not drained after ${DEADLINE_MS / 1000} s`);
       // the engine's last completions may still be in flight when its last handler returns
       while ((await admin.query(left)).rows[0].n !== 0) {
         if (performance.now() - t0 > DEADLINE_MS) throw new Error(`${way}: jobs left after ${DEADLINE_MS / 1000} s`);
