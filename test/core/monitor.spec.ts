@@ -126,8 +126,14 @@ describe('the monitor pass caches counts on the queue', () => {
     const name = await queue();
     await q.send(name, {});
     await f.sql(`DELETE FROM $schema.maintenance WHERE task = 'monitor'`);
-    await f.create({ supervise: true, monitorIntervalSeconds: 1 }).start();
-    await until(async () => (await q.getQueue(name))!.queuedCount === 1, 'the supervisor counted the queue');
+    const supervisor = f.create({ supervise: true, monitorIntervalSeconds: 1 });
+    try {
+      await supervisor.start();
+      await until(async () => (await q.getQueue(name))!.queuedCount === 1, 'the supervisor counted the queue');
+    } finally {
+      // Its passes, every second, would move a later test's window (the queue's last count) before that test's own pass.
+      await supervisor.close();
+    }
   });
 });
 
